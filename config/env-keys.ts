@@ -1,0 +1,29 @@
+/** Every environment variable Troupe reads, in one list (SPEC §6). */
+export const ENV_KEYS = [
+  'TROUPE_PORT',
+  'TROUPE_HOST',
+  'TROUPE_DATA_DIR',
+  'NATS_URL',
+  'MONGODB_URL',
+  'TROUPE_ADMIN_TOKEN',
+  'TROUPE_SECRET_KEY',
+  'TROUPE_CHAT_HOST',
+  'TROUPE_ALLOW_PRIVATE_NETWORK',
+  'TROUPE_ALLOW_HOSTS',
+  'TROUPE_LOG_LEVEL',
+  'TROUPE_EXECUTION_TIMEOUT_MS',
+  'TROUPE_MAX_BODY_BYTES',
+  'TROUPE_KEY_RATE_LIMIT',
+  'TROUPE_MAX_INFLIGHT',
+  'TROUPE_HOST_RPS',
+  'TROUPE_HOST_MAX_INFLIGHT',
+  'TROUPE_FUNCTION_TIMEOUT_MS',
+  'TROUPE_FUNCTION_MEMORY_MB',
+  'TROUPE_SMTP_URL',
+  'TROUPE_BUS_PREFIX',
+] as const;
+
+export type EnvKey = (typeof ENV_KEYS)[number];
+
+/** Prefix of process variables that `{{NAME}}` falls back to. */
+export const SECRET_ENV_PREFIX = 'TROUPE_VAR_';

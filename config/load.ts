@@ -1,0 +1,75 @@
+import { ENV_KEYS } from './env-keys.js';
+import { envSchema, type Env } from './schema.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  natsUrl: string | undefined;
+  mongodbUrl: string | undefined;
+  adminToken: string | undefined;
+  secretKey: string | undefined;
+  chatHost: string;
+  allowPrivateNetwork: boolean;
+  /** hosts or CIDRs reachable even when private networks are refused */
+  allowHosts: readonly string[];
+  logLevel: Env['TROUPE_LOG_LEVEL'];
+  executionTimeoutMs: number;
+  maxBodyBytes: number;
+  keyRateLimit: number;
+  maxInflight: number;
+  hostRps: number;
+  hostMaxInflight: number;
+  functionTimeoutMs: number;
+  functionMemoryMb: number;
+  smtpUrl: string | undefined;
+  busPrefix: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Raw env → zod → frozen Config. Throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const raw: Record<string, string> = {};
+  for (const key of ENV_KEYS) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return Object.freeze(toConfig(parsed.data));
+}
+
+function toConfig(e: Env): Config {
+  return {
+    port: e.TROUPE_PORT,
+    host: e.TROUPE_HOST,
+    dataDir: e.TROUPE_DATA_DIR,
+    natsUrl: e.NATS_URL,
+    mongodbUrl: e.MONGODB_URL,
+    adminToken: e.TROUPE_ADMIN_TOKEN,
+    secretKey: e.TROUPE_SECRET_KEY,
+    chatHost: e.TROUPE_CHAT_HOST,
+    allowPrivateNetwork: e.TROUPE_ALLOW_PRIVATE_NETWORK,
+    allowHosts: Object.freeze(e.TROUPE_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean)),
+    logLevel: e.TROUPE_LOG_LEVEL,
+    executionTimeoutMs: e.TROUPE_EXECUTION_TIMEOUT_MS,
+    maxBodyBytes: e.TROUPE_MAX_BODY_BYTES,
+    keyRateLimit: e.TROUPE_KEY_RATE_LIMIT,
+    maxInflight: e.TROUPE_MAX_INFLIGHT,
+    hostRps: e.TROUPE_HOST_RPS,
+    hostMaxInflight: e.TROUPE_HOST_MAX_INFLIGHT,
+    functionTimeoutMs: e.TROUPE_FUNCTION_TIMEOUT_MS,
+    functionMemoryMb: e.TROUPE_FUNCTION_MEMORY_MB,
+    smtpUrl: e.TROUPE_SMTP_URL,
+    busPrefix: e.TROUPE_BUS_PREFIX,
+  };
+}

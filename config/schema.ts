@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { DEFAULTS } from './defaults.js';
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const optionalString = z.string().min(1).optional();
+
+/** Raw env → typed settings. Each key is an env var name so errors name the variable. */
+export const envSchema = z.object({
+  TROUPE_PORT: int(0, 65535).default(DEFAULTS.port),
+  TROUPE_HOST: z.string().min(1).default(DEFAULTS.host),
+  TROUPE_DATA_DIR: z.string().min(1).default(DEFAULTS.dataDir),
+  NATS_URL: optionalString,
+  MONGODB_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL')
+    .optional(),
+  TROUPE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  TROUPE_SECRET_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  TROUPE_CHAT_HOST: z.string().min(1).default(DEFAULTS.chatHost),
+  TROUPE_ALLOW_PRIVATE_NETWORK: bool.default(false),
+  TROUPE_ALLOW_HOSTS: z.string().default(''),
+  TROUPE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TROUPE_EXECUTION_TIMEOUT_MS: int(1).default(DEFAULTS.executionTimeoutMs),
+  TROUPE_MAX_BODY_BYTES: int(1).default(DEFAULTS.maxBodyBytes),
+  TROUPE_KEY_RATE_LIMIT: int(1).default(DEFAULTS.keyRateLimit),
+  TROUPE_MAX_INFLIGHT: int(1).default(DEFAULTS.maxInflight),
+  TROUPE_HOST_RPS: z.coerce.number().positive().default(DEFAULTS.hostRps),
+  TROUPE_HOST_MAX_INFLIGHT: int(1).default(DEFAULTS.hostMaxInflight),
+  TROUPE_FUNCTION_TIMEOUT_MS: int(1).default(DEFAULTS.functionTimeoutMs),
+  TROUPE_FUNCTION_MEMORY_MB: int(8, 4096).default(DEFAULTS.functionMemoryMb),
+  TROUPE_SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
+});
+
+export type Env = z.infer<typeof envSchema>;

@@ -1,0 +1,68 @@
+import type { z } from 'zod';
+import type { Sandbox } from '../sandbox/types.js';
+
+/** A clock that tests can drive (DESIGN example 3). */
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface TriggerInfo {
+  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule';
+  [key: string]: unknown;
+}
+
+/** Outbound HTTP used by the api block (implemented in src/outbound). */
+export interface HttpClientPort {
+  send(request: import('../outbound/types.js').OutboundRequest, signal: AbortSignal): Promise<import('../outbound/types.js').OutboundResult>;
+}
+
+export interface BlockServices {
+  sandbox: Sandbox;
+  clock: Clock;
+  http?: HttpClientPort;
+  functionTimeoutMs: number;
+  functionMemoryMb: number;
+}
+
+export interface BlockRunContext<C> {
+  executionId: string;
+  workflowId: string;
+  block: { id: string; name: string; type: string };
+  /** config with references resolved and secrets substituted, except `codeFields` (left raw) */
+  config: C;
+  /** the trigger's input (what the starter receives) */
+  input: unknown;
+  trigger: TriggerInfo;
+  conversationId?: string;
+  /**
+   * Turns code/expression text holding `<refs>` into source that reads bound identifiers,
+   * plus their values: references are bound as values, never pasted as source.
+   */
+  bindCode(source: string): { source: string; bindings: Record<string, unknown> };
+  /** resolve a config value (references and secrets) against the current scope */
+  resolve(value: unknown): unknown;
+  hasErrorConnection: boolean;
+  signal: AbortSignal;
+  services: BlockServices;
+  /** streaming output (agent tokens) */
+  emitChunk(text: string): void;
+}
+
+export interface BlockResult {
+  output: Record<string, unknown>;
+  /** the out handles this run activates (e.g. ["success"], ["yes"], [] for a dead end) */
+  handles: string[];
+  /** attempts made (api block); defaults to 1 */
+  attempts?: number;
+}
+
+export interface BlockType<C = Record<string, unknown>> {
+  type: string;
+  configSchema: z.ZodType<C>;
+  /** out handles for a config, including "error" where the type has one */
+  handles(config: C): string[];
+  /** top-level config keys that hold code/expressions (not resolved textually) */
+  codeFields?: readonly string[];
+  run(ctx: BlockRunContext<C>): Promise<BlockResult>;
+}

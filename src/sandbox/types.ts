@@ -1,0 +1,23 @@
+/** The sandbox port: user code with no host access and enforced limits. */
+export interface SandboxLimits {
+  timeoutMs: number;
+  memoryMb: number;
+  signal?: AbortSignal;
+}
+
+export interface FunctionResult {
+  result: unknown;
+  stdout: string;
+}
+
+export interface Sandbox {
+  /**
+   * Runs a JavaScript function body (may `await` and `return`). `bindings` are exposed to the
+   * code as read-only globals by name (values are copied in as JSON-compatible data).
+   * Throws TroupeError FUNCTION_ERROR | FUNCTION_TIMEOUT | FUNCTION_MEMORY | CANCELLED.
+   */
+  runFunction(code: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<FunctionResult>;
+  /** Evaluates one expression; throws EXPRESSION_ERROR (or the timeout/memory codes). */
+  evaluate(expression: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<unknown>;
+  dispose(): Promise<void>;
+}

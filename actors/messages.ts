@@ -1,0 +1,36 @@
+import type { ErrorInfo } from '../src/errors.js';
+import type { IterationRef } from '../src/runtime/types.js';
+
+/**
+ * What travels on a block inbox subject: "my connection `c` to you is settled", active or not,
+ * with the upstream outputs you (or blocks after you) reference. See actors/README.md.
+ */
+export interface InboxMessage {
+  t: 'in';
+  /** connection index in the workflow definition */
+  c: number;
+  /** true: the connection is active; false: the source was skipped or chose another handle */
+  a: boolean;
+  /** carried outputs, by normalized block name */
+  o: Record<string, unknown>;
+}
+
+/** Events a block actor sends to its parent (the execution actor or a container actor). */
+export type BlockReport =
+  | { type: 'BLOCK.STARTED'; blockId: string; at: number; iteration: IterationRef | null }
+  | {
+      type: 'BLOCK.SETTLED';
+      blockId: string;
+      iteration: IterationRef | null;
+      status: 'completed' | 'failed' | 'skipped';
+      startedAt: number | null;
+      endedAt: number;
+      input: unknown;
+      output: Record<string, unknown> | null;
+      error: ErrorInfo | null;
+      errorHandled: boolean;
+      attempts: number;
+      /** connection indexes this block activated */
+      activated: number[];
+    }
+  | { type: 'BLOCK.CHUNK'; blockId: string; text: string };

@@ -1,0 +1,44 @@
+// Lint enforces the architecture of DESIGN.md: no import cycles, a pure src/model, ports not
+// adapters in actors/ and src/blocks, no floating promises, type-only imports marked.
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+
+const adapters = ['**/bus/memory*', '**/bus/nats*', '**/store/sqlite/**', '**/store/mongo/**', '**/store/sqlite', '**/store/mongo'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.troupe/**', 'dist/**', 'coverage/**', 'eslint.config.js', 'bin/**'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin, 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })] },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
+  {
+    files: ['src/model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '^(?!zod$|\\./).*', message: 'src/model is pure: it may import only zod and itself.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['actors/**/*.ts', 'src/blocks/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: adapters, message: 'Depend on the port (types.ts), never on a concrete adapter: only src/main.ts chooses adapters.' }],
+      }],
+    },
+  },
+);

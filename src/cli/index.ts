@@ -1,0 +1,41 @@
+import { ConfigError } from '../../config/load.js';
+import { isTroupeError } from '../errors.js';
+import { runCommand } from './run.js';
+import { validateCommand } from './validate.js';
+
+const USAGE = `usage:
+  troupe run <workflow.json> [--input '<json>'] [--timeout <ms>]   run once, with live progress
+  troupe validate <workflow.json>                                   print every issue with its JSON path`;
+
+type Command = (args: string[]) => Promise<number>;
+
+const commands: Record<string, Command> = {
+  run: runCommand,
+  validate: validateCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    process.stderr.write(`troupe: unknown command "${name}"\n${USAGE}\n`);
+    return 2;
+  }
+  return command(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) process.stderr.write(`troupe: ${err.message}\n`);
+    else if (isTroupeError(err)) process.stderr.write(`troupe: ${err.code}: ${err.message}\n`);
+    else process.stderr.write(`troupe: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

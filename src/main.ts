@@ -1,0 +1,83 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config/load.js';
+import { blockTypes, blockTypeRegistry } from './blocks/index.js';
+import type { BlockServices } from './blocks/types.js';
+import { MemoryBus } from './bus/memory.js';
+import { NatsBus } from './bus/nats.js';
+import type { Bus } from './bus/types.js';
+import type { BlockTypeRegistry } from './model/types.js';
+import { createOutboundClient } from './outbound/client.js';
+import { systemClock } from './runtime/clock.js';
+import { Engine } from './runtime/engine.js';
+import { chainSecrets, envSecrets } from './runtime/secrets.js';
+import type { SecretSource } from './runtime/types.js';
+import { IsolatedVmSandbox } from './sandbox/isolated.js';
+import { openMongoStore } from './store/mongo/index.js';
+import { openSqliteStore } from './store/sqlite/index.js';
+import type { Store } from './store/types.js';
+
+/** Everything a process runs on. main.ts is the only module that chooses adapters (DESIGN). */
+export interface Runtime {
+  config: Readonly<Config>;
+  bus: Bus;
+  store: Store;
+  engine: Engine;
+  registry: BlockTypeRegistry;
+  services: BlockServices;
+  close(): Promise<void>;
+}
+
+export async function openBus(config: Readonly<Config>): Promise<Bus> {
+  return config.natsUrl ? NatsBus.connect(config.natsUrl, { name: 'troupe' }) : new MemoryBus();
+}
+
+export async function openStore(config: Readonly<Config>): Promise<Store> {
+  if (config.mongodbUrl) return openMongoStore(config.mongodbUrl);
+  mkdirSync(config.dataDir, { recursive: true });
+  return openSqliteStore(join(config.dataDir, 'troupe.db'));
+}
+
+export interface RuntimeOptions {
+  /** extra `{{NAME}}` source consulted before the environment (the secrets API) */
+  secrets?: SecretSource;
+  onError?: (err: unknown) => void;
+}
+
+export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
+  const bus = await openBus(config);
+  const store = await openStore(config);
+  const sandbox = new IsolatedVmSandbox();
+  const http = createOutboundClient({
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    allowHosts: config.allowHosts,
+    hostRps: config.hostRps,
+    hostMaxInflight: config.hostMaxInflight,
+  });
+  const services: BlockServices = {
+    sandbox,
+    clock: systemClock,
+    http,
+    functionTimeoutMs: config.functionTimeoutMs,
+    functionMemoryMb: config.functionMemoryMb,
+  };
+  const secrets = options.secrets ? chainSecrets(options.secrets, envSecrets()) : envSecrets();
+  const engine = new Engine(
+    { bus, blockTypes, services, secrets, executions: store.executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs },
+    options.onError,
+  );
+  return {
+    config,
+    bus,
+    store,
+    engine,
+    registry: blockTypeRegistry(),
+    services,
+    async close() {
+      await bus.close();
+      http.close();
+      await sandbox.dispose();
+      await store.close();
+    },
+  };
+}

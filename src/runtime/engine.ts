@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { createActor, type ActorRefFrom } from 'xstate';
+import { executionMachine } from '../../actors/execution.js';
+import { executionControl, executionEvents } from '../bus/subjects.js';
+import type { CompiledWorkflow } from '../model/graph.js';
+import { findSecretNames, redactSecrets } from '../model/references.js';
+import { BoundaryPersister } from './persister.js';
+import type { ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
+
+export interface ExecutionHandle {
+  id: string;
+  /** resolves once the execution has ended and its record is in the store */
+  done: Promise<ExecutionResult>;
+  cancel(): void;
+  subscribe(listener: (event: ExecutionEvent) => void): () => void;
+}
+
+/** Starts executions: resolves secrets, records, spawns the execution actor, reports the end. */
+export class Engine {
+  private readonly running = new Map<string, ActorRefFrom<typeof executionMachine>>();
+  private readonly persister: BoundaryPersister | undefined;
+
+  constructor(private readonly deps: RuntimeDeps, private readonly onError: (err: unknown) => void = () => undefined) {
+    this.persister = deps.executions ? new BoundaryPersister(deps.executions, onError) : undefined;
+  }
+
+  get inflight(): number {
+    return this.running.size;
+  }
+
+  /** `listener` is attached before the first event, so it sees every one of them. */
+  async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
+    const id = req.executionId ?? this.deps.newId?.() ?? randomUUID();
+    const secrets = await this.loadSecrets(workflow);
+    const secretValues = [...secrets.values()];
+    const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
+    const startedAt = new Date().toISOString();
+    await this.deps.executions?.create({
+      id,
+      workflowId: req.workflowId,
+      version: req.version,
+      status: 'running',
+      trigger: redactSecrets(req.trigger, secretValues),
+      input: redactSecrets(req.input, secretValues),
+      output: null,
+      error: null,
+      startedAt,
+      endedAt: null,
+      durationMs: null,
+    });
+    const notify = (event: ExecutionEvent): void => {
+      this.record(id, event);
+      for (const l of listeners) l(event);
+    };
+    const actor = createActor(executionMachine, {
+      input: {
+        executionId: id,
+        workflowId: req.workflowId,
+        version: req.version,
+        workflow,
+        bus: this.deps.bus,
+        prefix: this.deps.busPrefix,
+        timeoutMs: req.timeoutMs ?? this.deps.executionTimeoutMs,
+        blockRun: {
+          executionId: id,
+          workflowId: req.workflowId,
+          secrets,
+          input: req.input,
+          trigger: req.trigger,
+          ...(req.conversationId === undefined ? {} : { conversationId: req.conversationId }),
+          services: this.deps.services,
+        },
+        blockTypes: this.deps.blockTypes,
+        notify,
+      },
+    });
+    const done = this.whenDone(id, actor, notify, secretValues, req.trigger);
+    this.running.set(id, actor);
+    this.deps.bus.publish(executionEvents(this.deps.busPrefix, 'started'), {
+      executionId: id,
+      workflowId: req.workflowId,
+      trigger: req.trigger,
+      status: 'running',
+      durationMs: 0,
+    });
+    actor.start();
+    return {
+      id,
+      done,
+      cancel: () => actor.send({ type: 'CANCEL' }),
+      subscribe: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+  }
+
+  /** Cancels an execution wherever it runs: the control subject reaches its actor on any process. */
+  cancel(executionId: string): void {
+    const local = this.running.get(executionId);
+    if (local) local.send({ type: 'CANCEL' });
+    else this.deps.bus.publish(executionControl(this.deps.busPrefix, executionId), { cancel: true });
+  }
+
+  private whenDone(
+    id: string,
+    actor: ActorRefFrom<typeof executionMachine>,
+    notify: (event: ExecutionEvent) => void,
+    secretValues: string[],
+    trigger: StartRequest['trigger'],
+  ): Promise<ExecutionResult> {
+    return new Promise<ExecutionResult>((resolve, reject) => {
+      actor.subscribe({
+        complete: () => {
+          const { result, data } = actor.getSnapshot().output ?? { result: null, data: null };
+          if (result === null || data === null) {
+            reject(new Error(`execution ${id} ended without a result`));
+            return;
+          }
+          const final = redactSecrets(result, secretValues) as ExecutionResult;
+          this.finishRecord(id, final, data).then(
+            () => {
+              this.running.delete(id);
+              notify({ type: 'done', data: final });
+              this.persister?.forget(id);
+              this.deps.bus.publish(executionEvents(this.deps.busPrefix, final.status), {
+                executionId: id,
+                workflowId: final.workflowId,
+                trigger,
+                status: final.status,
+                durationMs: final.durationMs,
+              });
+              resolve(final);
+            },
+            (err: unknown) => {
+              this.running.delete(id);
+              reject(err instanceof Error ? err : new Error(String(err)));
+            },
+          );
+        },
+        error: (err) => {
+          this.running.delete(id);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      });
+    });
+  }
+
+  private async finishRecord(id: string, result: ExecutionResult, data: { logs: import('./types.js').BlockLogEntry[]; states: unknown; activeConnections: number[]; decisions: unknown; outputs: unknown }): Promise<void> {
+    const p = this.persister;
+    if (p === undefined) return;
+    for (const log of data.logs) if (log.status === 'cancelled') p.log(id, log);
+    p.patch(id, {
+      status: result.status,
+      output: result.output,
+      error: result.error,
+      endedAt: result.endedAt,
+      durationMs: result.durationMs,
+      context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions },
+    });
+    p.event(id, 'done', result);
+    await p.flush();
+  }
+
+  private record(id: string, event: ExecutionEvent): void {
+    const p = this.persister;
+    if (p === undefined || event.type === 'done') return;
+    if (event.type !== 'block.started' && event.type !== 'chunk') p.log(id, event.data);
+    p.event(id, event.type, event.data);
+  }
+
+  private async loadSecrets(workflow: CompiledWorkflow): Promise<Map<string, string>> {
+    const names = new Set<string>();
+    for (const block of workflow.blocks.values()) for (const n of findSecretNames(block.config)) names.add(n);
+    const found = new Map<string, string>();
+    await Promise.all(
+      [...names].map(async (name) => {
+        const value = await this.deps.secrets.get(name);
+        if (value !== undefined) found.set(name, value);
+      }),
+    );
+    return found;
+  }
+}

@@ -1,0 +1,159 @@
+import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo } from '../blocks/types.js';
+import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
+import type { CompiledBlock } from '../model/graph.js';
+import {
+  bindCode,
+  findSecretNames,
+  maskSecretPlaceholders,
+  redactSecrets,
+  resolveValue,
+  substituteSecrets,
+  type ReferenceScope,
+} from '../model/references.js';
+
+/** Everything one block run needs; built by the block actor from its inputs. */
+export interface BlockRunInput {
+  executionId: string;
+  workflowId: string;
+  block: CompiledBlock;
+  type: BlockType<any>;
+  scope: ReferenceScope;
+  /** secrets of this execution, resolved once at start (absent name = unknown secret) */
+  secrets: ReadonlyMap<string, string>;
+  input: unknown;
+  trigger: TriggerInfo;
+  conversationId?: string;
+  services: BlockServices;
+  emitChunk(text: string): void;
+}
+
+export type BlockOutcome =
+  | {
+      kind: 'completed';
+      output: Record<string, unknown>;
+      handles: string[];
+      input: unknown;
+      attempts: number;
+      errorHandled: boolean;
+      /** a failure turned into output `{ error }` on the error connection */
+      fromFailure?: boolean;
+    }
+  | { kind: 'failed'; error: ErrorInfo; input: unknown; attempts: number };
+
+/** Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws. */
+export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise<BlockOutcome> {
+  const secretValues = [...run.secrets.values()];
+  let recordedInput: unknown = null;
+  let attempts = 0;
+  try {
+    const prepared = prepareConfig(run);
+    recordedInput = redactSecrets(prepared.recorded, secretValues);
+    const ctx = makeContext(run, prepared.config, signal);
+    const maxAttempts = Math.max(1, run.block.retry?.maxAttempts ?? 1);
+    for (;;) {
+      attempts += 1;
+      try {
+        const result = await withTimeout(run, ctx, signal);
+        return completed(run, result, recordedInput, attempts, secretValues);
+      } catch (err) {
+        if (signal.aborted || attempts >= maxAttempts || isPermanent(err)) throw err;
+        const backoff = (run.block.retry?.backoffMs ?? 0) * 2 ** (attempts - 1);
+        await run.services.clock.sleep(backoff, signal);
+      }
+    }
+  } catch (err) {
+    const error = redactSecrets(errorInfo(err), secretValues) as ErrorInfo;
+    return { kind: 'failed', error, input: recordedInput, attempts: Math.max(attempts, 1) };
+  }
+}
+
+function completed(run: BlockRunInput, result: BlockResult, input: unknown, attempts: number, secretValues: string[]): BlockOutcome {
+  const output = redactSecrets(result.output, secretValues) as Record<string, unknown>;
+  const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
+  return { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled };
+}
+
+/** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */
+function isPermanent(err: unknown): boolean {
+  const code = toTroupeError(err).code;
+  return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED';
+}
+
+interface PreparedConfig {
+  config: unknown;
+  recorded: unknown;
+}
+
+/** References resolved everywhere but in code fields; secrets substituted; a copy kept for the record. */
+function prepareConfig(run: BlockRunInput): PreparedConfig {
+  const codeFields = new Set(run.type.codeFields ?? []);
+  const raw = run.block.config;
+  const resolved: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    resolved[key] = codeFields.has(key) ? value : resolveValue(value, run.scope);
+  }
+  const names = findSecretNames(withoutKeys(resolved, codeFields));
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const value = run.secrets.get(name);
+    if (value === undefined) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
+    values[name] = value;
+  }
+  const substituted = names.length > 0 ? (substituteSecrets(resolved, values) as Record<string, unknown>) : resolved;
+  for (const key of codeFields) if (key in raw) substituted[key] = raw[key];
+  const parsed = run.type.configSchema.safeParse(substituted);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: '/' + i.path.map(String).join('/'), message: i.message }));
+    throw new TroupeError('INVALID_CONFIG', `block "${run.block.name}" has an invalid configuration after resolving references`, {
+      details: { issues },
+    });
+  }
+  return { config: parsed.data, recorded: maskSecretPlaceholders(resolved) };
+}
+
+function withoutKeys(obj: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {
+  if (keys.size === 0) return obj;
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => !keys.has(k)));
+}
+
+function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): BlockRunContext<any> {
+  return {
+    executionId: run.executionId,
+    workflowId: run.workflowId,
+    block: { id: run.block.id, name: run.block.name, type: run.block.type },
+    config,
+    input: run.input,
+    trigger: run.trigger,
+    ...(run.conversationId === undefined ? {} : { conversationId: run.conversationId }),
+    bindCode: (source: string) => bindCode(source, run.scope),
+    resolve: (value: unknown) => resolveValue(value, run.scope),
+    hasErrorConnection: run.block.hasErrorConnection,
+    signal,
+    services: run.services,
+    emitChunk: run.emitChunk,
+  };
+}
+
+/** The block's own `timeoutMs` bounds each attempt; the execution's signal bounds everything. */
+async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, signal: AbortSignal): Promise<BlockResult> {
+  if (signal.aborted) throw new TroupeError('CANCELLED', 'block cancelled');
+  const timeoutMs = run.block.timeoutMs;
+  if (timeoutMs === undefined) return run.type.run(ctx);
+  const attempt = new AbortController();
+  const onAbort = (): void => attempt.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new TroupeError('BLOCK_TIMEOUT', `block "${run.block.name}" exceeded its ${timeoutMs} ms time limit`, { retryable: true });
+      attempt.abort(err);
+      reject(err);
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([run.type.run({ ...ctx, signal: attempt.signal }), timeout]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,90 @@
+import type { Bus } from '../bus/types.js';
+import type { BlockServices, BlockType, TriggerInfo } from '../blocks/types.js';
+import type { ErrorInfo } from '../errors.js';
+import type { ExecutionRepo } from '../store/types.js';
+
+/** Where `{{NAME}}` values come from (secrets API first, then TROUPE_VAR_NAME). */
+export interface SecretSource {
+  get(name: string): Promise<string | undefined>;
+}
+
+export interface RuntimeDeps {
+  bus: Bus;
+  blockTypes: Readonly<Record<string, BlockType<any>>>;
+  services: BlockServices;
+  secrets: SecretSource;
+  /** execution records; absent in throw-away runs (tests), present in the CLI and the service */
+  executions?: ExecutionRepo;
+  busPrefix: string;
+  executionTimeoutMs: number;
+  newId?: () => string;
+}
+
+export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type BlockStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+export interface IterationRef {
+  container: string;
+  index: number;
+}
+
+/** One block log (SPEC §4.2). */
+export interface BlockLogEntry {
+  blockId: string;
+  blockName: string;
+  blockType: string;
+  status: BlockStatus;
+  order: number;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationMs: number | null;
+  input: unknown;
+  output: unknown;
+  error: ErrorInfo | null;
+  errorHandled: boolean;
+  attempts: number;
+  iteration: IterationRef | null;
+}
+
+export interface ExecutionError {
+  code: string;
+  message: string;
+  blockId: string | null;
+}
+
+/** The response a response block set (status, headers, data). */
+export interface ResponseOutput {
+  status: number;
+  headers: Record<string, string>;
+  data: unknown;
+}
+
+export interface ExecutionResult {
+  id: string;
+  workflowId: string;
+  version: number;
+  status: Exclude<ExecutionStatus, 'queued' | 'running'>;
+  output: unknown;
+  error: ExecutionError | null;
+  response: ResponseOutput | null;
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+}
+
+/** Live events of one execution: what SSE streams and the CLI prints. */
+export type ExecutionEvent =
+  | { type: 'block.started'; data: { blockId: string; blockName: string; blockType: string; order: number; iteration: IterationRef | null } }
+  | { type: 'block.completed' | 'block.failed' | 'block.skipped'; data: BlockLogEntry }
+  | { type: 'chunk'; data: { blockId: string; text: string } }
+  | { type: 'done'; data: ExecutionResult };
+
+export interface StartRequest {
+  workflowId: string;
+  version: number;
+  input: unknown;
+  trigger: TriggerInfo;
+  conversationId?: string;
+  executionId?: string;
+  timeoutMs?: number;
+}

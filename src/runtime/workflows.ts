@@ -1,0 +1,13 @@
+import { ValidationError } from '../errors.js';
+import { compileWorkflow, type CompiledWorkflow } from '../model/graph.js';
+import type { BlockTypeRegistry, WorkflowDef } from '../model/types.js';
+import { validateWorkflow } from '../model/validate.js';
+
+/** Validates a submitted document and compiles it, or throws INVALID_WORKFLOW with every issue. */
+export function loadWorkflow(doc: unknown, registry: BlockTypeRegistry): { def: WorkflowDef; compiled: CompiledWorkflow } {
+  const checked = validateWorkflow(doc, registry);
+  if (!checked.ok) {
+    throw new ValidationError('INVALID_WORKFLOW', `workflow is invalid (${checked.issues.length} issue(s))`, checked.issues);
+  }
+  return { def: checked.workflow, compiled: compileWorkflow(checked.workflow, registry) };
+}

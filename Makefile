@@ -39,7 +39,7 @@ test-integration: setup
 
 # The README's test command: typecheck, lint, then every suite in one mocha run.
 test: setup typecheck lint
-	$(MOCHA)
+	$(MOCHA) 'test/**/*.test.ts'
 
 bench: setup
 	node --import tsx bench/index.ts

@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'BUS_TIMEOUT'
   | 'NO_RESPONDERS'
   | 'BUS_CLOSED'
+  | 'INVALID_SUBJECT'
   | 'STORE_ERROR'
   | 'INTERNAL';
 

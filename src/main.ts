@@ -40,7 +40,7 @@ export async function openStore(config: Readonly<Config>): Promise<Store> {
 
 export interface RuntimeOptions {
   /** extra `{{NAME}}` source consulted before the environment (the secrets API) */
-  secrets?: SecretSource;
+  secrets?: (store: Store) => SecretSource;
   onError?: (err: unknown) => void;
 }
 
@@ -61,7 +61,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     functionTimeoutMs: config.functionTimeoutMs,
     functionMemoryMb: config.functionMemoryMb,
   };
-  const secrets = options.secrets ? chainSecrets(options.secrets, envSecrets()) : envSecrets();
+  const secrets = options.secrets ? chainSecrets(options.secrets(store), envSecrets()) : envSecrets();
   const engine = new Engine(
     { bus, blockTypes, services, secrets, executions: store.executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs },
     options.onError,

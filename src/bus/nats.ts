@@ -1,0 +1,214 @@
+/**
+ * The distributed bus: the Bus port over a NATS connection (`nats` 2.x client).
+ *
+ * Data travel as JSON (UTF-8); an empty payload is `undefined`. Subjects, queue names and headers
+ * are checked with the same rules as the memory adapter before anything reaches the client, so
+ * both adapters fail alike. Client errors are mapped to TroupeError codes: TIMEOUT → BUS_TIMEOUT,
+ * 503 → NO_RESPONDERS, closed/draining connection → BUS_CLOSED.
+ */
+import { connect, Empty, ErrorCode, headers as natsHeaders, NatsError } from 'nats';
+import type { Msg, MsgHdrs, NatsConnection } from 'nats';
+import { TroupeError, toTroupeError } from '../errors.js';
+import {
+  assertHeaders,
+  assertSubject,
+  assertSubscription,
+  assertTimeout,
+  closedError,
+  defaultErrorHook,
+  noRespondersError,
+  timeoutError,
+} from './checks.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './types.js';
+import type {
+  Bus,
+  BusAdapterOptions,
+  BusErrorHook,
+  BusMsg,
+  PublishOptions,
+  RequestOptions,
+  SubscribeOptions,
+  Subscription,
+} from './types.js';
+
+export interface NatsBusOptions extends BusAdapterOptions {
+  /** connection name shown by the server (monitoring) */
+  name?: string;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class NatsBus implements Bus {
+  readonly kind = 'nats' as const;
+  private readonly onError: BusErrorHook;
+  private closed = false;
+
+  private constructor(private readonly nc: NatsConnection, opts: BusAdapterOptions) {
+    this.onError = opts.onError ?? defaultErrorHook;
+  }
+
+  static async connect(url: string, opts: NatsBusOptions = {}): Promise<NatsBus> {
+    try {
+      // noAsyncTraces: no Error object (stack capture) per request; we map errors ourselves
+      const nc = await connect({ servers: url, noAsyncTraces: true, ...(opts.name === undefined ? {} : { name: opts.name }) });
+      return new NatsBus(nc, opts);
+    } catch (err) {
+      throw new TroupeError('CONNECTION_FAILED', `cannot connect to NATS at ${url}: ${(err as Error).message}`, {
+        cause: err,
+        retryable: true,
+      });
+    }
+  }
+
+  publish(subject: string, data: unknown, opts?: PublishOptions): void {
+    if (this.closed) throw closedError();
+    assertSubject(subject);
+    if (opts?.reply !== undefined) assertSubject(opts.reply);
+    assertHeaders(opts?.headers);
+    try {
+      this.nc.publish(subject, encode(data), { reply: opts?.reply, headers: toNatsHeaders(opts?.headers) });
+    } catch (err) {
+      throw mapClientError(err, subject, 0);
+    }
+  }
+
+  subscribe<T = unknown>(subject: string, handler: (msg: BusMsg<T>) => void, opts?: SubscribeOptions): Subscription {
+    if (this.closed) throw closedError();
+    assertSubscription(subject, opts?.queue);
+    const callback = (err: NatsError | null, m: Msg): void => {
+      if (err !== null) {
+        this.report(err, { subject, data: undefined });
+        return;
+      }
+      const msg = toBusMsg(m) as BusMsg<T>;
+      try {
+        handler(msg);
+      } catch (e) {
+        this.report(e, msg);
+      }
+    };
+    let sub;
+    try {
+      sub = this.nc.subscribe(subject, { callback, ...(opts?.queue === undefined ? {} : { queue: opts.queue }) });
+    } catch (err) {
+      throw mapClientError(err, subject, 0);
+    }
+    return {
+      subject,
+      unsubscribe: () => {
+        // unsubscribing after close (or twice) is harmless, as in the memory adapter
+        if (!sub.isClosed() && !this.nc.isClosed()) sub.unsubscribe();
+      },
+    };
+  }
+
+  async request<T = unknown>(subject: string, data: unknown, opts?: RequestOptions): Promise<BusMsg<T>> {
+    const timeoutMs = opts?.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    if (this.closed) throw closedError();
+    assertSubject(subject);
+    assertHeaders(opts?.headers);
+    assertTimeout(timeoutMs);
+    try {
+      const m = await this.nc.request(subject, encode(data), { timeout: timeoutMs, headers: toNatsHeaders(opts?.headers) });
+      return toBusMsg(m) as BusMsg<T>;
+    } catch (err) {
+      // the client cancels pending requests with a TIMEOUT error when the connection drains
+      if (this.closed) throw new TroupeError('BUS_CLOSED', 'the bus closed before the reply arrived', { cause: err });
+      throw mapClientError(err, subject, timeoutMs);
+    }
+  }
+
+  reply(msg: BusMsg, data: unknown, opts?: { headers?: Record<string, string> }): void {
+    if (msg.reply === undefined) return;
+    this.publish(msg.reply, data, opts?.headers === undefined ? undefined : { headers: opts.headers });
+  }
+
+  async flush(): Promise<void> {
+    if (this.closed || this.nc.isClosed()) return;
+    await this.nc.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.nc.isClosed()) return;
+    try {
+      await this.nc.drain();
+    } catch (err) {
+      if (!this.nc.isClosed()) throw mapClientError(err, '', 0);
+    }
+  }
+
+  private report(err: unknown, msg: BusMsg): void {
+    try {
+      this.onError(err, msg);
+    } catch {
+      // a throwing error hook must not break the client's dispatch loop
+    }
+  }
+}
+
+function encode(data: unknown): Uint8Array {
+  if (data === undefined) return Empty;
+  const json = JSON.stringify(data);
+  return json === undefined ? Empty : encoder.encode(json);
+}
+
+/** JSON payloads decode to values; a non-JSON payload (a foreign publisher) stays a string. */
+function decode(bytes: Uint8Array): unknown {
+  if (bytes.length === 0) return undefined;
+  const text = decoder.decode(bytes);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function toNatsHeaders(h: Record<string, string> | undefined): MsgHdrs | undefined {
+  if (h === undefined) return undefined;
+  const keys = Object.keys(h);
+  if (keys.length === 0) return undefined;
+  const out = natsHeaders();
+  for (const k of keys) out.set(k, h[k] as string);
+  return out;
+}
+
+function toBusMsg(m: Msg): BusMsg {
+  const msg: BusMsg = { subject: m.subject, data: decode(m.data) };
+  if (m.reply) msg.reply = m.reply;
+  if (m.headers !== undefined) {
+    const h: Record<string, string> = {};
+    let any = false;
+    for (const [k, values] of m.headers) {
+      const v = values[0];
+      if (v !== undefined) {
+        h[k] = v;
+        any = true;
+      }
+    }
+    if (any) msg.headers = h;
+  }
+  return msg;
+}
+
+function mapClientError(err: unknown, subject: string, timeoutMs: number): TroupeError {
+  if (err instanceof TroupeError) return err;
+  if (err instanceof NatsError) {
+    switch (err.code) {
+      case ErrorCode.Timeout:
+        return timeoutError(subject, timeoutMs);
+      case ErrorCode.NoResponders:
+        return noRespondersError(subject);
+      case ErrorCode.ConnectionClosed:
+      case ErrorCode.ConnectionDraining:
+        return new TroupeError('BUS_CLOSED', 'the NATS connection is closed', { cause: err });
+      case ErrorCode.BadSubject:
+        return new TroupeError('INVALID_SUBJECT', err.message, { cause: err, details: { subject } });
+      default:
+        break;
+    }
+  }
+  return toTroupeError(err);
+}

@@ -1,0 +1,70 @@
+/**
+ * Collection names, document shapes and indexes. Opaque payloads (definitions, inputs,
+ * outputs, contexts, event data) are stored as JSON strings: user data may hold `$`-prefixed
+ * or dotted keys (`$ref`, JSON Schema) that MongoDB treats specially, and JSON text gives
+ * exactly the round-trip of the SQLite adapter. A new entity = a new name + indexes here.
+ */
+import type { Db, IndexDescription } from 'mongodb';
+
+export const COLLECTIONS = {
+  workflows: 'workflows',
+  workflowVersions: 'workflow_versions',
+  deployments: 'deployments',
+  apiKeys: 'api_keys',
+  executions: 'executions',
+  blockLogs: 'block_logs',
+  events: 'execution_events',
+  secrets: 'secrets',
+} as const;
+
+export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
+export interface WorkflowVersionDoc { workflowId: string; version: number; definition: string; createdAt: string }
+export interface DeploymentDoc { _id: string; version: number; deployedAt: string; endpoint: string | null }
+export interface ApiKeyDoc {
+  _id: string; workflowId: string; prefix: string; hash: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null;
+}
+export interface ExecutionDoc {
+  _id: string; workflowId: string; version: number; status: string; trigger: string; input: string; output: string;
+  error: string; startedAt: string | null; endedAt: string | null; durationMs: number | null; context: string | null; createdAt: string;
+}
+export interface BlockLogDoc { executionId: string; blockId: string; iterationKey: string; order: number; status: string; body: string }
+export interface EventDoc { executionId: string; seq: number; event: string; data: string; at: string }
+export interface SecretDoc { _id: string; ciphertext: string; updatedAt: string }
+
+const NAMESPACE_EXISTS = 48;
+
+const INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.workflowVersions]: [{ key: { workflowId: 1, version: 1 }, unique: true }],
+  [COLLECTIONS.apiKeys]: [{ key: { hash: 1 }, unique: true }, { key: { workflowId: 1, createdAt: 1, _id: 1 } }],
+  [COLLECTIONS.executions]: [
+    { key: { workflowId: 1, createdAt: -1, _id: -1 } },
+    { key: { workflowId: 1, status: 1, createdAt: -1, _id: -1 } },
+    { key: { status: 1, createdAt: 1, _id: 1 } },
+  ],
+  [COLLECTIONS.blockLogs]: [{ key: { executionId: 1, blockId: 1, iterationKey: 1 }, unique: true }, { key: { executionId: 1, order: 1 } }],
+  [COLLECTIONS.events]: [{ key: { executionId: 1, seq: 1 }, unique: true }],
+};
+
+/**
+ * Idempotent start-up step. Collections are created up front because servers before 4.4
+ * cannot create one inside a transaction; createIndexes is a no-op for existing indexes.
+ */
+export async function ensureCollections(db: Db): Promise<void> {
+  const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  for (const name of Object.values(COLLECTIONS)) {
+    if (existing.has(name)) continue;
+    try {
+      await db.createCollection(name);
+    } catch (err) {
+      // another instance starting at the same time created it first
+      if ((err as { code?: unknown }).code !== NAMESPACE_EXISTS) throw err;
+    }
+  }
+  for (const [name, specs] of Object.entries(INDEXES)) {
+    await db.collection(name).createIndexes(specs);
+  }
+}
+
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}

@@ -1,0 +1,101 @@
+import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
+import type {
+  BlockLog, BoundaryBatch, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  ExecutionStatus, Now, Page,
+} from '../types.js';
+import { COLLECTIONS, isDuplicateKey } from './collections.js';
+import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
+import { eventDoc, executionDoc, logDoc, patchFields, toEvent, toExecution } from './execution-docs.js';
+import type { Txn } from './txn.js';
+
+export class MongoExecutions implements ExecutionRepo {
+  private readonly executions: Collection<ExecutionDoc>;
+  private readonly logs: Collection<BlockLogDoc>;
+  private readonly events: Collection<EventDoc>;
+
+  constructor(db: Db, private readonly txn: Txn, private readonly now: Now) {
+    this.executions = db.collection<ExecutionDoc>(COLLECTIONS.executions);
+    this.logs = db.collection<BlockLogDoc>(COLLECTIONS.blockLogs);
+    this.events = db.collection<EventDoc>(COLLECTIONS.events);
+  }
+
+  async create(rec: ExecutionRecord): Promise<ExecutionRecord> {
+    const doc = executionDoc(rec, iso(rec.createdAt ?? this.now().toISOString()));
+    try {
+      await this.executions.insertOne(doc);
+    } catch (err) {
+      throw isDuplicateKey(err) ? conflict('execution', rec.id) : err;
+    }
+    return toExecution(doc, true);
+  }
+
+  async update(id: string, patch: ExecutionPatch): Promise<boolean> {
+    const set = patchFields(patch);
+    if (Object.keys(set).length === 0) return (await this.executions.countDocuments({ _id: id }, { limit: 1 })) > 0;
+    return (await this.executions.updateOne({ _id: id }, { $set: set })).matchedCount > 0;
+  }
+
+  async get(id: string): Promise<(ExecutionRecord & { logs: BlockLog[] }) | null> {
+    const doc = await this.executions.findOne({ _id: id });
+    if (!doc) return null;
+    const logs = await this.logs.find({ executionId: id }).sort({ order: 1, iterationKey: 1, blockId: 1 }).toArray();
+    return { ...toExecution(doc, true), logs: logs.map((l) => fromJson(l.body) as BlockLog) };
+  }
+
+  async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
+    const limit = clampLimit(opts.limit);
+    const filter: Filter<ExecutionDoc> = { workflowId };
+    if (opts.status !== undefined) filter.status = opts.status;
+    if (opts.cursor) {
+      const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
+      filter.$or = [{ createdAt: { $lt: createdAt } }, { createdAt, _id: { $lt: id } }];
+    }
+    const docs = await this.executions
+      .find(filter, { projection: { context: 0 } })
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(limit + 1)
+      .toArray();
+    const items = docs.slice(0, limit).map((d) => toExecution(d, false));
+    const last = docs[limit - 1];
+    return { items, nextCursor: docs.length > limit && last ? encodeCursor([last.createdAt, last._id]) : null };
+  }
+
+  async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {
+    checkBatch(id, batch);
+    // build (and JSON-encode) everything before the first write, so a bad value writes nothing
+    const set = batch.patch ? patchFields(batch.patch) : {};
+    const logOps: AnyBulkWriteOperation<BlockLogDoc>[] = (batch.logs ?? []).map((log) => {
+      const doc = logDoc(id, log);
+      const key = { executionId: id, blockId: doc.blockId, iterationKey: doc.iterationKey };
+      return { replaceOne: { filter: key, replacement: doc, upsert: true } };
+    });
+    const eventOps: AnyBulkWriteOperation<EventDoc>[] = (batch.events ?? []).map((ev) => {
+      const doc = eventDoc(ev);
+      return { replaceOne: { filter: { executionId: id, seq: doc.seq }, replacement: doc, upsert: true } };
+    });
+    await this.txn.run(async (session) => {
+      const found = await this.executions.countDocuments({ _id: id }, { limit: 1, session });
+      if (found === 0) throw notFound('execution', id);
+      if (Object.keys(set).length > 0) await this.executions.updateOne({ _id: id }, { $set: set }, { session });
+      if (logOps.length > 0) await this.logs.bulkWrite(logOps, { ordered: true, session });
+      if (eventOps.length > 0) await this.events.bulkWrite(eventOps, { ordered: true, session });
+    });
+  }
+
+  async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {
+    const filter: Filter<EventDoc> = afterSeq === undefined ? { executionId } : { executionId, seq: { $gt: afterSeq } };
+    const docs = await this.events.find(filter).sort({ seq: 1 }).toArray();
+    return docs.map(toEvent);
+  }
+
+  async listByStatus(statuses: readonly ExecutionStatus[], limit: number): Promise<ExecutionRecord[]> {
+    if (statuses.length === 0) return [];
+    const docs = await this.executions
+      .find({ status: { $in: [...statuses] } })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(clampLimit(limit))
+      .toArray();
+    return docs.map((d) => toExecution(d, true));
+  }
+}

@@ -1,0 +1,62 @@
+/** The distributed store: MongoDB through the official driver. */
+import { MongoClient } from 'mongodb';
+import type { Db } from 'mongodb';
+import { TroupeError } from '../../errors.js';
+import { guarded } from '../shared.js';
+import type { Now, Store } from '../types.js';
+import { MongoApiKeys } from './api-keys.js';
+import { ensureCollections } from './collections.js';
+import { MongoDeployments } from './deployments.js';
+import { MongoExecutions } from './executions.js';
+import { MongoSecrets } from './secrets.js';
+import { supportsTransactions, Txn } from './txn.js';
+import { MongoWorkflows } from './workflows.js';
+
+export interface OpenMongoOptions {
+  now?: Now;
+  /** how long to wait for a server at start and per operation (default 10 s) */
+  serverSelectionTimeoutMS?: number;
+}
+
+export const DEFAULT_MONGO_DB = 'troupe';
+
+/** The database named in the URL path, if any (`mongodb://h1,h2/name?...`). */
+export function dbNameFromUrl(url: string): string | undefined {
+  const m = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(url);
+  return m?.[1] ? decodeURIComponent(m[1]) : undefined;
+}
+
+/** Connects, creates collections and indexes, detects transaction support; rejects with STORE_ERROR. */
+export async function openMongoStore(url: string, dbName?: string, opts: OpenMongoOptions = {}): Promise<Store> {
+  let client: MongoClient | undefined;
+  try {
+    client = new MongoClient(url, { serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 10_000 });
+    await client.connect();
+    const db = client.db(dbName ?? dbNameFromUrl(url) ?? DEFAULT_MONGO_DB);
+    await ensureCollections(db);
+    const txn = new Txn(client, await supportsTransactions(db));
+    return buildStore(client, db, txn, opts.now ?? (() => new Date()));
+  } catch (err) {
+    await client?.close().catch(() => undefined);
+    throw new TroupeError('STORE_ERROR', `cannot open MongoDB store: ${(err as Error).message}`, { cause: err, retryable: true });
+  }
+}
+
+function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
+  return {
+    kind: 'mongodb',
+    workflows: guarded(new MongoWorkflows(db, txn, now), 'workflows'),
+    deployments: guarded(new MongoDeployments(db), 'deployments'),
+    apiKeys: guarded(new MongoApiKeys(db, now), 'apiKeys'),
+    executions: guarded(new MongoExecutions(db, txn, now), 'executions'),
+    secrets: guarded(new MongoSecrets(db, now), 'secrets'),
+    async ping() {
+      try {
+        await db.command({ ping: 1 });
+      } catch (err) {
+        throw new TroupeError('STORE_ERROR', `MongoDB unreachable: ${(err as Error).message}`, { cause: err, retryable: true });
+      }
+    },
+    close: () => client.close(),
+  };
+}

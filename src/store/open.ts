@@ -1,0 +1,22 @@
+/**
+ * Adapter selection, for src/main.ts and test setup only (actors and blocks depend on the
+ * port in ./types.ts): MONGODB_URL set → MongoDB, otherwise the SQLite file in the data dir.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { openMongoStore } from './mongo/index.js';
+import { openSqliteStore } from './sqlite/index.js';
+import type { Store } from './types.js';
+
+export const SQLITE_FILE = 'troupe.db';
+
+export interface OpenStoreOptions {
+  mongodbUrl?: string | undefined;
+  dataDir: string;
+}
+
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  if (opts.mongodbUrl) return openMongoStore(opts.mongodbUrl);
+  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  return openSqliteStore(join(opts.dataDir, SQLITE_FILE));
+}

@@ -1,0 +1,135 @@
+/** Helpers shared by both adapters, so their observable behaviour cannot drift apart. */
+import { TroupeError, ValidationError } from '../errors.js';
+import { MAX_PAGE_SIZE } from './types.js';
+import type { BlockLog, BoundaryBatch, ExecutionEvent } from './types.js';
+
+export function clampLimit(limit: number): number {
+  if (!Number.isFinite(limit)) return MAX_PAGE_SIZE;
+  return Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(limit)));
+}
+
+/** Cursors are opaque to callers: base64url of a JSON array of strings (the sort key). */
+export function encodeCursor(parts: string[]): string {
+  return Buffer.from(JSON.stringify(parts), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string, arity: number): string[] {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parts = undefined;
+  }
+  if (!Array.isArray(parts) || parts.length !== arity || !parts.every((p) => typeof p === 'string')) {
+    throw new ValidationError('INVALID_REQUEST', 'invalid cursor', [{ path: '/cursor', message: 'not a cursor returned by this list' }]);
+  }
+  return parts as string[];
+}
+
+/** Normalizes any accepted date string to one sortable form (so string order = time order). */
+export function iso(value: string): string {
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw new TroupeError('STORE_ERROR', `invalid timestamp: ${value}`);
+  return d.toISOString();
+}
+
+export function isoOrNull(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : iso(value);
+}
+
+/** JSON text of an opaque payload; `undefined` is stored as null. Throws on cycles/BigInt. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+export function fromJson(text: string | null | undefined): unknown {
+  return text === null || text === undefined ? null : JSON.parse(text);
+}
+
+/** Same key for equal iterations whatever their key order: part of a log's identity. */
+export function iterationKey(iteration: unknown): string {
+  if (iteration === null || iteration === undefined) return '';
+  return JSON.stringify(sortKeys(iteration));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+/** The stored form of a log: every field present, timestamps normalized. */
+export function normalizeLog(log: BlockLog): BlockLog {
+  return {
+    blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, status: log.status, order: log.order,
+    startedAt: isoOrNull(log.startedAt), endedAt: isoOrNull(log.endedAt), durationMs: log.durationMs ?? null,
+    input: log.input ?? null, output: log.output ?? null, error: log.error ?? null,
+    errorHandled: log.errorHandled === true, attempts: log.attempts, iteration: log.iteration ?? null,
+  };
+}
+
+export function conflict(what: string, id: string): TroupeError {
+  return new TroupeError('CONFLICT', `${what} ${id} already exists`, { details: { id } });
+}
+
+export function notFound(what: string, id: string): TroupeError {
+  return new TroupeError('NOT_FOUND', `${what} ${id} not found`, { details: { id } });
+}
+
+export function storeError(err: unknown, doing: string): TroupeError {
+  if (err instanceof TroupeError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new TroupeError('STORE_ERROR', `store failed while ${doing}: ${message}`, { cause: err, retryable: true });
+}
+
+/**
+ * Checks the fields the schema requires before anything is written. Adapters still rely on
+ * their transaction for atomicity; this only gives both the same error for a malformed item.
+ */
+export function checkBatch(executionId: string, batch: BoundaryBatch): void {
+  (batch.logs ?? []).forEach(checkLog);
+  (batch.events ?? []).forEach((ev, i) => checkEvent(executionId, ev, i));
+}
+
+function checkLog(log: BlockLog, i: number): void {
+  const bad = (field: string): never => {
+    throw new TroupeError('STORE_ERROR', `block log ${i}: ${field} is required`, { details: { index: i, field } });
+  };
+  if (typeof log.blockId !== 'string' || log.blockId === '') bad('blockId');
+  if (typeof log.status !== 'string') bad('status');
+  if (typeof log.order !== 'number' || !Number.isFinite(log.order)) bad('order');
+}
+
+function checkEvent(executionId: string, ev: ExecutionEvent, i: number): void {
+  if (!Number.isInteger(ev.seq) || typeof ev.event !== 'string') {
+    throw new TroupeError('STORE_ERROR', `event ${i}: integer seq and event name are required`, { details: { index: i } });
+  }
+  if (ev.executionId !== executionId) {
+    throw new TroupeError('STORE_ERROR', `event ${i} belongs to execution ${ev.executionId}, not ${executionId}`, { details: { index: i } });
+  }
+}
+
+/**
+ * Wraps every method of a repository so driver errors leave the store as TroupeError
+ * STORE_ERROR (TroupeErrors such as CONFLICT pass through unchanged).
+ */
+export function guarded<T extends object>(repo: T, name: string): T {
+  const proto = Object.getPrototypeOf(repo) as object;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.getOwnPropertyNames(proto)) {
+    const fn = (repo as Record<string, unknown>)[key];
+    if (key === 'constructor' || typeof fn !== 'function') continue;
+    out[key] = async (...args: unknown[]) => {
+      try {
+        return await (fn as (...a: unknown[]) => Promise<unknown>).apply(repo, args);
+      } catch (err) {
+        throw storeError(err, `${name}.${key}`);
+      }
+    };
+  }
+  return out as T;
+}

@@ -1,0 +1,49 @@
+/** Opening the SQLite file: pragmas and migrations. */
+import Database from 'better-sqlite3';
+import { TroupeError } from '../../errors.js';
+import { MIGRATIONS } from './schema.js';
+
+export type Db = Database.Database;
+
+export interface SqliteOptions {
+  /**
+   * NORMAL (default): in WAL mode a commit survives a crash or SIGKILL of the process; only an
+   * OS crash or power loss can lose the last few commits. FULL also survives power loss, at
+   * the cost of an fsync per commit.
+   */
+  synchronous?: 'NORMAL' | 'FULL';
+}
+
+export function openDb(path: string, opts: SqliteOptions = {}): Db {
+  let db: Db;
+  try {
+    db = new Database(path);
+  } catch (err) {
+    throw new TroupeError('STORE_ERROR', `cannot open SQLite database ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
+    // another process (e.g. `troupe deploy` against the same data dir) may hold the write lock
+    db.pragma('busy_timeout = 5000');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err instanceof TroupeError ? err : new TroupeError('STORE_ERROR', `cannot prepare SQLite database ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new TroupeError('STORE_ERROR', `database schema version ${current} is newer than this Troupe (${MIGRATIONS.length})`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    const sql = MIGRATIONS[v] as string;
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Never edit
+ * a released migration: append a new one (a new entity = a new CREATE TABLE migration).
+ * Opaque payloads are JSON in TEXT columns.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE workflows (
+    id          TEXT PRIMARY KEY,
+    version     INTEGER NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE workflow_versions (
+    workflow_id TEXT NOT NULL,
+    version     INTEGER NOT NULL,
+    definition  TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (workflow_id, version)
+  ) STRICT;
+  CREATE TABLE deployments (
+    workflow_id TEXT PRIMARY KEY,
+    version     INTEGER NOT NULL,
+    deployed_at TEXT NOT NULL,
+    endpoint    TEXT
+  ) STRICT;
+  CREATE TABLE api_keys (
+    id           TEXT PRIMARY KEY,
+    workflow_id  TEXT NOT NULL,
+    prefix       TEXT NOT NULL,
+    hash         TEXT NOT NULL UNIQUE,
+    created_at   TEXT NOT NULL,
+    revoked_at   TEXT,
+    last_used_at TEXT
+  ) STRICT;
+  CREATE INDEX api_keys_by_workflow ON api_keys (workflow_id, created_at, id);
+  CREATE TABLE executions (
+    id           TEXT PRIMARY KEY,
+    workflow_id  TEXT NOT NULL,
+    version      INTEGER NOT NULL,
+    status       TEXT NOT NULL,
+    trigger      TEXT NOT NULL,
+    input        TEXT NOT NULL,
+    output       TEXT NOT NULL,
+    error        TEXT,
+    started_at   TEXT,
+    ended_at     TEXT,
+    duration_ms  REAL,
+    context      TEXT,
+    created_at   TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX executions_by_workflow ON executions (workflow_id, created_at DESC, id DESC);
+  CREATE INDEX executions_by_workflow_status ON executions (workflow_id, status, created_at DESC, id DESC);
+  CREATE INDEX executions_by_status ON executions (status, created_at, id);
+  CREATE TABLE block_logs (
+    execution_id  TEXT NOT NULL,
+    block_id      TEXT NOT NULL,
+    iteration_key TEXT NOT NULL,
+    ord           REAL NOT NULL,
+    status        TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    PRIMARY KEY (execution_id, block_id, iteration_key)
+  ) STRICT;
+  CREATE INDEX block_logs_by_order ON block_logs (execution_id, ord);
+  CREATE TABLE execution_events (
+    execution_id TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    event        TEXT NOT NULL,
+    data         TEXT NOT NULL,
+    at           TEXT NOT NULL,
+    PRIMARY KEY (execution_id, seq)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE secrets (
+    name       TEXT PRIMARY KEY,
+    ciphertext TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  ) STRICT;
+  `,
+];

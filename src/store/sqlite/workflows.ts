@@ -1,0 +1,92 @@
+import type { WorkflowDef } from '../../model/types.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson } from '../shared.js';
+import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo } from '../types.js';
+import type { Db } from './db.js';
+
+interface Row {
+  id: string;
+  version: number;
+  definition: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Tables holding rows that belong to a workflow and go when it is deleted (append new ones). */
+const CASCADE_TABLES = ['workflow_versions', 'deployments', 'api_keys'] as const;
+
+const SELECT = `SELECT w.id, v.version, v.definition, w.created_at, v.created_at AS updated_at
+  FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id`;
+
+function toStored(row: Row): StoredWorkflow {
+  return { id: row.id, version: row.version, definition: fromJson(row.definition) as WorkflowDef, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+export class SqliteWorkflows implements WorkflowRepo {
+  private readonly insertWf;
+  private readonly insertVersion;
+  private readonly bumpWf;
+  private readonly selectCurrent;
+  private readonly selectVersion;
+  private readonly selectPage;
+  private readonly deleteWf;
+  private readonly deleteDependents;
+
+  constructor(private readonly db: Db, private readonly now: Now) {
+    this.insertWf = db.prepare('INSERT INTO workflows (id, version, created_at, updated_at) VALUES (?, 1, ?, ?) ON CONFLICT (id) DO NOTHING');
+    this.insertVersion = db.prepare('INSERT OR REPLACE INTO workflow_versions (workflow_id, version, definition, created_at) VALUES (?, ?, ?, ?)');
+    this.bumpWf = db.prepare('UPDATE workflows SET version = version + 1, updated_at = ? WHERE id = ? RETURNING version');
+    this.selectCurrent = db.prepare<[string], Row>(`${SELECT} AND v.version = w.version WHERE w.id = ?`);
+    this.selectVersion = db.prepare<[string, number], Row>(`${SELECT} WHERE w.id = ? AND v.version = ?`);
+    this.selectPage = db.prepare<[string, number], Row>(`${SELECT} AND v.version = w.version WHERE w.id > ? ORDER BY w.id LIMIT ?`);
+    this.deleteWf = db.prepare('DELETE FROM workflows WHERE id = ?');
+    this.deleteDependents = CASCADE_TABLES.map((t) => db.prepare(`DELETE FROM ${t} WHERE workflow_id = ?`));
+  }
+
+  async create(def: WorkflowDef & { id: string }): Promise<StoredWorkflow> {
+    const at = this.now().toISOString();
+    const id = def.id;
+    this.db.transaction(() => {
+      if (this.insertWf.run(id, at, at).changes === 0) throw conflict('workflow', id);
+      this.insertVersion.run(id, 1, toJson({ ...def, id }), at);
+    }).immediate();
+    return (await this.get(id)) as StoredWorkflow;
+  }
+
+  async get(id: string): Promise<StoredWorkflow | null> {
+    const row = this.selectCurrent.get(id);
+    return row ? toStored(row) : null;
+  }
+
+  async getVersion(id: string, version: number): Promise<StoredWorkflow | null> {
+    const row = this.selectVersion.get(id, version);
+    return row ? toStored(row) : null;
+  }
+
+  async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {
+    const limit = clampLimit(opts.limit);
+    const after = opts.cursor ? (decodeCursor(opts.cursor, 1)[0] as string) : '';
+    const rows = this.selectPage.all(after, limit + 1);
+    const items = rows.slice(0, limit).map(toStored);
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.id]) : null };
+  }
+
+  async replace(id: string, def: WorkflowDef): Promise<StoredWorkflow | null> {
+    const at = this.now().toISOString();
+    const found = this.db.transaction(() => {
+      const bumped = this.bumpWf.get(at, id) as { version: number } | undefined;
+      if (!bumped) return false;
+      this.insertVersion.run(id, bumped.version, toJson({ ...def, id }), at);
+      return true;
+    }).immediate();
+    return found ? this.get(id) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      if (this.deleteWf.run(id).changes === 0) return false;
+      for (const stmt of this.deleteDependents) stmt.run(id);
+      return true;
+    }).immediate();
+  }
+}

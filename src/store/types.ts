@@ -1,0 +1,209 @@
+/**
+ * The store port. One narrow repository per entity, combined in `Store`; adapters live in
+ * ./sqlite (embedded default) and ./mongo. Every timestamp is an ISO-8601 string (UTC, ms).
+ * Opaque payloads (`unknown`) round-trip as JSON: `undefined` comes back as `null`.
+ */
+import type { WorkflowDef } from '../model/types.js';
+
+export interface Page<T> {
+  items: T[];
+  /** opaque; pass back as `cursor` to get the next page; null on the last page */
+  nextCursor: string | null;
+}
+
+export interface PageOptions {
+  /** clamped to 1..MAX_PAGE_SIZE */
+  limit: number;
+  cursor?: string | null;
+}
+
+export const MAX_PAGE_SIZE = 1000;
+
+// ---- workflows ------------------------------------------------------------------------------
+
+export interface StoredWorkflow {
+  id: string;
+  version: number;
+  /** the definition as stored; `definition.id` always equals `id` */
+  definition: WorkflowDef;
+  /** when the workflow (version 1) was created */
+  createdAt: string;
+  /** when this version was written */
+  updatedAt: string;
+}
+
+export interface WorkflowRepo {
+  /** stores version 1; TroupeError CONFLICT when the id exists */
+  create(def: WorkflowDef & { id: string }): Promise<StoredWorkflow>;
+  /** the current version */
+  get(id: string): Promise<StoredWorkflow | null>;
+  getVersion(id: string, version: number): Promise<StoredWorkflow | null>;
+  /** ordered by id ascending */
+  list(opts: PageOptions): Promise<Page<StoredWorkflow>>;
+  /** writes version+1 (older versions stay readable); null when the workflow does not exist */
+  replace(id: string, def: WorkflowDef): Promise<StoredWorkflow | null>;
+  /**
+   * Deletes the workflow, all its versions, its deployment and its API keys. Executions (and
+   * their logs and events) are history and are kept.
+   */
+  delete(id: string): Promise<boolean>;
+}
+
+// ---- deployments ----------------------------------------------------------------------------
+
+export interface Deployment {
+  workflowId: string;
+  /** the pinned version */
+  version: number;
+  deployedAt: string;
+  endpoint?: string;
+}
+
+export interface DeploymentRepo {
+  /** insert or replace the workflow's one deployment */
+  put(d: Deployment): Promise<Deployment>;
+  get(workflowId: string): Promise<Deployment | null>;
+  delete(workflowId: string): Promise<boolean>;
+}
+
+// ---- API keys -------------------------------------------------------------------------------
+
+export interface ApiKeyRecord {
+  id: string;
+  workflowId: string;
+  /** first characters shown to users, e.g. `trp_ab12` */
+  prefix: string;
+  /** sha256 hex of the full key; the key itself is never stored */
+  hash: string;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt?: string | null;
+}
+
+export interface ApiKeyRepo {
+  /** TroupeError CONFLICT when the id or the hash exists */
+  create(rec: ApiKeyRecord): Promise<ApiKeyRecord>;
+  /** revoked keys included, oldest first */
+  listByWorkflow(workflowId: string): Promise<ApiKeyRecord[]>;
+  /** revoked keys are returned too: the caller decides (401 either way) */
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** true when the key exists for this workflow; the first revocation time is kept */
+  revoke(workflowId: string, keyId: string, at?: string): Promise<boolean>;
+  markUsed(keyId: string, at: string): Promise<void>;
+  /** returns how many keys were deleted */
+  deleteByWorkflow(workflowId: string): Promise<number>;
+}
+
+// ---- executions -----------------------------------------------------------------------------
+
+export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+
+export interface ExecutionRecord {
+  id: string;
+  workflowId: string;
+  version: number;
+  status: ExecutionStatus;
+  trigger: unknown;
+  input: unknown;
+  output: unknown;
+  error: unknown | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationMs: number | null;
+  /** execution context (outputs, states, decisions...); omitted by `list` */
+  context?: unknown;
+  /** set by the store at `create` unless given; orders history (newest first) */
+  createdAt?: string;
+}
+
+export type ExecutionPatch = Partial<Omit<ExecutionRecord, 'id' | 'createdAt'>>;
+
+export interface BlockLog {
+  blockId: string;
+  blockName: string;
+  blockType: string;
+  status: string;
+  /** start order within the execution */
+  order: number;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationMs: number | null;
+  input: unknown;
+  output: unknown;
+  error: unknown | null;
+  errorHandled: boolean;
+  attempts: number;
+  /** e.g. `{ container, index }` for a block inside a loop/parallel; null otherwise */
+  iteration: unknown | null;
+}
+
+export interface ExecutionEvent {
+  executionId: string;
+  /** per-execution sequence number, strictly increasing */
+  seq: number;
+  /** e.g. `block.started` */
+  event: string;
+  data: unknown;
+  at: string;
+}
+
+export interface BoundaryBatch {
+  patch?: ExecutionPatch;
+  /** upserted by (executionId, blockId, iteration) */
+  logs?: BlockLog[];
+  /** upserted by (executionId, seq), so re-saving a batch is harmless */
+  events?: ExecutionEvent[];
+}
+
+export interface ExecutionListOptions extends PageOptions {
+  status?: ExecutionStatus;
+}
+
+export interface ExecutionRepo {
+  /** TroupeError CONFLICT when the id exists */
+  create(rec: ExecutionRecord): Promise<ExecutionRecord>;
+  /** false when the execution does not exist */
+  update(id: string, patch: ExecutionPatch): Promise<boolean>;
+  /** with logs ordered by `order` */
+  get(id: string): Promise<(ExecutionRecord & { logs: BlockLog[] }) | null>;
+  /** newest first (createdAt, then id); records without `context` */
+  list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>>;
+  /**
+   * Applies the patch, log upserts and event upserts of one block boundary in ONE transaction:
+   * all of it is written or none of it. TroupeError NOT_FOUND when the execution is unknown.
+   */
+  saveBoundary(id: string, batch: BoundaryBatch): Promise<void>;
+  /** events ordered by seq, only those with seq > afterSeq when given */
+  listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]>;
+  /** oldest first, across workflows: for restart recovery of queued/running executions */
+  listByStatus(statuses: readonly ExecutionStatus[], limit: number): Promise<ExecutionRecord[]>;
+}
+
+// ---- secrets --------------------------------------------------------------------------------
+
+export interface SecretRepo {
+  /** `ciphertext` comes from crypto.ts encryptSecret: the store never sees plaintext */
+  put(name: string, ciphertext: string): Promise<void>;
+  get(name: string): Promise<string | null>;
+  /** names only, ordered by name */
+  list(): Promise<{ name: string; updatedAt: string }[]>;
+  delete(name: string): Promise<boolean>;
+}
+
+// ---- the whole store ------------------------------------------------------------------------
+
+export interface Store {
+  readonly kind: 'sqlite' | 'mongodb';
+  readonly workflows: WorkflowRepo;
+  readonly deployments: DeploymentRepo;
+  readonly apiKeys: ApiKeyRepo;
+  readonly executions: ExecutionRepo;
+  readonly secrets: SecretRepo;
+  /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Clock injected by tests; adapters default to `() => new Date()`. */
+export type Now = () => Date;

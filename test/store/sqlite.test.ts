@@ -1,0 +1,139 @@
+/** What only the SQLite adapter promises: file format, migrations, rollback, crash durability. */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { deriveSecretKey, encryptSecret } from '../../src/store/crypto.js';
+import { openStore, SQLITE_FILE } from '../../src/store/open.js';
+import { MIGRATIONS } from '../../src/store/sqlite/schema.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { blockLog, execution, rejectsWith } from './contract/context.js';
+
+const WRITER = fileURLToPath(new URL('./fixtures/sqlite-writer.ts', import.meta.url));
+
+function fileBytes(file: string): Buffer {
+  return Buffer.concat([file, `${file}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f)));
+}
+
+describe('store: sqlite adapter', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-sqlite-'));
+    file = join(dir, 'troupe.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('never writes a plaintext API key or secret value into the database file', async () => {
+    const store = openSqliteStore(file);
+    const apiKey = `trp_${randomBytes(24).toString('base64url')}`;
+    const hash = createHash('sha256').update(apiKey).digest('hex');
+    const secretValue = `sk-live-${randomBytes(16).toString('hex')}`;
+    await store.apiKeys.create({ id: 'k1', workflowId: 'wf', prefix: apiKey.slice(0, 8), hash, createdAt: new Date().toISOString(), revokedAt: null });
+    await store.secrets.put('STRIPE', encryptSecret(deriveSecretKey('test-secret-key-0123456789'), secretValue, 'STRIPE'));
+    for (const bytes of [fileBytes(file), (await store.close(), fileBytes(file))]) {
+      expect(bytes.includes(hash), 'sanity: the stored hash is in the bytes read').to.equal(true);
+      expect(bytes.includes(apiKey)).to.equal(false);
+      expect(bytes.includes(apiKey.slice(4))).to.equal(false);
+      expect(bytes.includes(secretValue)).to.equal(false);
+    }
+  });
+
+  it('uses WAL and records the schema version; reopening migrates nothing twice', async () => {
+    const store = openSqliteStore(file);
+    await store.workflows.create({ id: 'wf', name: 'W', blocks: [], connections: [] });
+    await store.close();
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).to.equal('wal');
+    expect(raw.pragma('user_version', { simple: true })).to.equal(MIGRATIONS.length);
+    raw.close();
+    const again = openSqliteStore(file);
+    expect((await again.workflows.get('wf'))?.version).to.equal(1);
+    await again.close();
+  });
+
+  it('refuses a database written by a newer schema', () => {
+    const raw = new Database(file);
+    raw.pragma(`user_version = ${MIGRATIONS.length + 5}`);
+    raw.close();
+    expect(() => openSqliteStore(file)).to.throw(/newer than this Troupe/);
+  });
+
+  it('rolls back the whole batch when the database fails in the middle of it', async () => {
+    const store = openSqliteStore(file);
+    await store.executions.create(execution('e1'));
+    // a failure raised by SQLite itself, after the patch and the first log were written
+    const raw = new Database(file);
+    raw.exec(`CREATE TRIGGER boom BEFORE INSERT ON block_logs WHEN NEW.block_id = 'boom'
+      BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
+    raw.close();
+    await rejectsWith(store.executions.saveBoundary('e1', {
+      patch: { status: 'completed' },
+      logs: [blockLog('a', 0), blockLog('boom', 1)],
+      events: [{ executionId: 'e1', seq: 1, event: 'x', data: null, at: new Date().toISOString() }],
+    }), 'STORE_ERROR');
+    const got = await store.executions.get('e1');
+    expect(got?.status).to.equal('queued');
+    expect(got?.logs).to.deep.equal([]);
+    expect(await store.executions.listEvents('e1')).to.deep.equal([]);
+    await store.close();
+  });
+
+  it('ping fails once closed; close is idempotent', async () => {
+    const store = openSqliteStore(':memory:');
+    await store.ping();
+    await store.close();
+    await store.close();
+    await rejectsWith(store.ping(), 'STORE_ERROR');
+  });
+
+  it('openStore picks SQLite in the data dir when no MongoDB URL is given', async () => {
+    const dataDir = join(dir, 'nested', 'data');
+    const store = await openStore({ dataDir, mongodbUrl: undefined });
+    expect(store.kind).to.equal('sqlite');
+    await store.secrets.put('A', 'v1.x');
+    await store.close();
+    expect(existsSync(join(dataDir, SQLITE_FILE))).to.equal(true);
+  });
+
+  it('keeps every acknowledged batch when the writing process is SIGKILLed', async function () {
+    this.timeout(60_000);
+    const acked = await runAndKill(file, 300);
+    expect(acked).to.be.at.least(300);
+    const store = openSqliteStore(file);
+    const events = await store.executions.listEvents('crash');
+    const seqs = new Set(events.map((e) => e.seq));
+    for (let seq = 1; seq <= acked; seq++) expect(seqs.has(seq), `acknowledged seq ${seq}`).to.equal(true);
+    const rec = await store.executions.get('crash');
+    expect(rec?.logs.length).to.be.at.least(acked);
+    expect((rec?.context as { lastSeq: number }).lastSeq).to.be.at.least(acked);
+    await store.close();
+  });
+});
+
+/** Starts the writer, SIGKILLs it after `after` acknowledgements, returns the last one seen. */
+function runAndKill(file: string, after: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', WRITER, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let last = 0;
+    let buffered = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) last = Math.max(last, Number(line));
+      if (last >= after && child.exitCode === null && !child.killed) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(last);
+      else reject(new Error(`writer exited early (code ${code}): ${stderr}`));
+    });
+  });
+}

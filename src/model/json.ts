@@ -1,0 +1,45 @@
+/** Small JSON helpers shared by validation and reference handling. */
+
+export type PathSegment = string | number;
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function escapeSegment(segment: PathSegment): string {
+  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** RFC 6901 JSON Pointer for a list of segments ("" for the document itself). */
+export function toPointer(segments: readonly PathSegment[]): string {
+  return segments.map((s) => '/' + escapeSegment(s)).join('');
+}
+
+/** Visits every string value (not keys) of a JSON value, with its path. */
+export function forEachString(value: unknown, visit: (text: string, path: PathSegment[]) => void, path: PathSegment[] = []): void {
+  if (typeof value === 'string') {
+    visit(value, path);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => forEachString(item, visit, [...path, i]));
+  } else if (isPlainObject(value)) {
+    for (const [key, item] of Object.entries(value)) forEachString(item, visit, [...path, key]);
+  }
+}
+
+/** Deep copy mapping every string value (and optionally keys); other leaves are kept as they are. */
+export function mapStrings(value: unknown, map: (text: string) => unknown, mapKey?: (key: string) => string): unknown {
+  if (typeof value === 'string') return map(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map, mapKey));
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const k = mapKey ? mapKey(key) : key;
+      // defineProperty, so a "__proto__" key stays data instead of changing the prototype
+      Object.defineProperty(out, k, { value: mapStrings(item, map, mapKey), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,131 @@
+/**
+ * Reference syntax (SPEC §1.2): `<name>` or `<name.path>`, path with dots and indexes
+ * (`items[0].id` = `items.0.id`).
+ *
+ * Decision on what counts as a reference, so that `a < b`, `<div>` and e-mail addresses in
+ * angle brackets stay plain text:
+ * - a token is a *candidate* only if its first segment looks like a block name: a letter or `_`
+ *   first, then letters, digits, `_`, `-` and spaces (names may contain spaces: `<My API.data>`);
+ *   path segments are letters, digits, `_`, `$`, `-`, or `[n]`. Anything else (`a < b`,
+ *   `<a@b.c>`, `<div class="x">`) is not a candidate at all.
+ * - a candidate whose normalized first segment is a known block name (or `start`) is a block
+ *   reference, with or without a path;
+ * - `variable`, `loop` and `parallel` are reference prefixes only when followed by a path;
+ * - any other candidate WITHOUT a path (`<div>`, `<br>`) is left alone as text (HTML);
+ * - any other candidate WITH a path (`<wether.data>`) is a reference to a block that does not
+ *   exist: a validation error, and left alone if it ever reaches resolution.
+ */
+import { normalizeName } from './names.js';
+import { forEachString, type PathSegment } from './json.js';
+
+export interface ParsedRef {
+  /** offsets of the token in the scanned string: text.slice(start, end) === raw */
+  start: number;
+  end: number;
+  raw: string;
+  /** first segment as written, and normalized */
+  rawRoot: string;
+  root: string;
+  path: PathSegment[];
+  hasPath: boolean;
+}
+
+export interface LocatedRef extends ParsedRef {
+  /** where the string holding it sits inside the walked value */
+  at: PathSegment[];
+}
+
+export const REFERENCE_PREFIXES = ['variable', 'loop', 'parallel'] as const;
+export const ITERATION_FIELDS = ['index', 'item', 'items'] as const;
+
+const REF_SOURCE = String.raw`<([\p{L}_][\p{L}\p{N}_ \-]*)((?:\.[\p{L}\p{N}_$\-]+|\[\d+\])*)>`;
+const SEGMENT = /\.([\p{L}\p{N}_$-]+)|\[(\d+)\]/gu;
+
+function parsePath(text: string): PathSegment[] {
+  const out: PathSegment[] = [];
+  for (const m of text.matchAll(SEGMENT)) {
+    const dotted = m[1];
+    if (dotted !== undefined) out.push(/^\d+$/.test(dotted) ? Number(dotted) : dotted);
+    else out.push(Number(m[2]));
+  }
+  return out;
+}
+
+function toRef(m: RegExpMatchArray): ParsedRef {
+  const rawRoot = m[1] ?? '';
+  const pathText = m[2] ?? '';
+  const start = m.index ?? 0;
+  return {
+    start,
+    end: start + m[0].length,
+    raw: m[0],
+    rawRoot,
+    root: normalizeName(rawRoot),
+    path: parsePath(pathText),
+    hasPath: pathText.length > 0,
+  };
+}
+
+/** Every syntactic candidate in a string, in order (see the module comment for what is one). */
+export function findReferences(text: string): ParsedRef[] {
+  return [...text.matchAll(new RegExp(REF_SOURCE, 'gu'))].map(toRef);
+}
+
+/** The reference when `text` is exactly one candidate token, else null. */
+export function parseReference(text: string): ParsedRef | null {
+  const m = new RegExp(`^${REF_SOURCE}$`, 'u').exec(text);
+  return m ? toRef(m) : null;
+}
+
+/** Every candidate in every string of a JSON value (keys are not scanned). */
+export function collectReferences(value: unknown): LocatedRef[] {
+  const out: LocatedRef[] = [];
+  forEachString(value, (text, at) => {
+    for (const ref of findReferences(text)) out.push({ ...ref, at });
+  });
+  return out;
+}
+
+export type RefKind = 'block' | 'variable' | 'loop' | 'parallel' | 'text' | 'unknown';
+
+/**
+ * What a candidate means given the known block names (normalized, including `start`):
+ * 'text' = left alone, 'unknown' = names a block that does not exist.
+ */
+export function classifyReference(ref: ParsedRef, blockNames: ReadonlySet<string>): RefKind {
+  if ((REFERENCE_PREFIXES as readonly string[]).includes(ref.root)) {
+    return ref.hasPath ? (ref.root as 'variable' | 'loop' | 'parallel') : 'text';
+  }
+  if (blockNames.has(ref.root)) return 'block';
+  return ref.hasPath ? 'unknown' : 'text';
+}
+
+/**
+ * Names a reference may use: every block (disabled ones too: they resolve to null) and `start`.
+ * The starter answers to `start` only, because its output travels under that name.
+ */
+export function referenceableNames(blocks: readonly { normName: string; def: { type: string } }[]): Set<string> {
+  const names = new Set<string>(['start']);
+  for (const b of blocks) if (b.def.type !== 'starter') names.add(b.normName);
+  return names;
+}
+
+const SECRET_SOURCE = String.raw`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`;
+
+export interface SecretToken {
+  start: number;
+  end: number;
+  name: string;
+}
+
+export function findSecretTokens(text: string): SecretToken[] {
+  return [...text.matchAll(new RegExp(SECRET_SOURCE, 'g'))].map((m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    name: m[1] ?? '',
+  }));
+}
+
+export function secretPattern(): RegExp {
+  return new RegExp(SECRET_SOURCE, 'g');
+}

@@ -1,0 +1,83 @@
+/**
+ * Zod schema of the workflow document (SPEC §1, §1.1, §4.3, §4.5): structure only. The rules
+ * that need the whole document (names, graph, references, registry) live in validate*.ts.
+ * Unknown keys are dropped (editors keep things like block positions next to the definition).
+ */
+import { z } from 'zod';
+import type { BlockDef, ConnectionDef, TriggerDef, WorkflowDef } from './types.js';
+
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const idMessage = 'must be 1-64 letters, digits, "_" or "-"';
+
+export const idSchema = z.string().regex(ID_PATTERN, idMessage);
+
+export const retrySchema = z.object({
+  maxAttempts: z.number().int().min(1).max(100),
+  backoffMs: z.number().int().min(0).max(3_600_000),
+});
+
+export const blockSchema = z.object({
+  id: idSchema,
+  type: z.string().min(1, 'type is required'),
+  name: z.string().max(200).refine((s) => s.trim().length > 0, 'name must not be empty'),
+  config: z.record(z.string(), z.unknown()).default({}),
+  enabled: z.boolean().optional(),
+  parent: z.string().min(1).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  retry: retrySchema.optional(),
+});
+
+export const connectionSchema = z.object({
+  from: z.string().min(1),
+  to: z.string().min(1),
+  handle: z.string().min(1).optional(),
+});
+
+export const WEBHOOK_PATH_PATTERN = /^[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/;
+
+export const scheduleTriggerSchema = z.object({
+  type: z.literal('schedule'),
+  id: idSchema,
+  cron: z.string(),
+  timezone: z.string().optional(),
+  input: z.unknown().optional(),
+  overlap: z.enum(['skip', 'allow']).optional(),
+  catchUp: z.enum(['none', 'last']).optional(),
+});
+
+export const webhookTriggerSchema = z.object({
+  type: z.literal('webhook'),
+  id: idSchema,
+  path: z.string().regex(WEBHOOK_PATH_PATTERN, 'path must be URL path segments (letters, digits, ".", "_", "~", "-") without a leading "/"'),
+  provider: z.enum(['generic', 'github', 'stripe', 'slack']).optional(),
+  secret: z.string().optional(),
+  responseMode: z.enum(['accepted', 'sync']).optional(),
+});
+
+export const triggerSchema = z.discriminatedUnion('type', [scheduleTriggerSchema, webhookTriggerSchema]);
+
+/** The top level alone: elements are checked one by one so every broken one is reported. */
+export const workflowShellSchema = z.object({
+  id: idSchema.optional(),
+  name: z.string().refine((s) => s.trim().length > 0, 'name must not be empty'),
+  description: z.string().optional(),
+  variables: z.record(z.string(), z.unknown()).optional(),
+  blocks: z.array(z.unknown()),
+  connections: z.array(z.unknown()).default([]),
+  triggers: z.array(z.unknown()).optional(),
+});
+
+export const workflowSchema = workflowShellSchema.extend({
+  blocks: z.array(blockSchema),
+  connections: z.array(connectionSchema).default([]),
+  triggers: z.array(triggerSchema).optional(),
+});
+
+// Compile-time check that the schema produces the shapes of types.ts.
+type Assignable<T, U extends T> = U;
+export type _SchemaMatchesTypes = [
+  Assignable<BlockDef, z.output<typeof blockSchema>>,
+  Assignable<ConnectionDef, z.output<typeof connectionSchema>>,
+  Assignable<TriggerDef, z.output<typeof triggerSchema>>,
+  Assignable<WorkflowDef, z.output<typeof workflowSchema>>,
+];

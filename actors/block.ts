@@ -1,25 +1,28 @@
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from 'xstate';
-import type { BlockType } from '../src/blocks/types.js';
+import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
 import type { Bus } from '../src/bus/types.js';
-import type { ErrorInfo } from '../src/errors.js';
 import { blockInbox } from '../src/bus/subjects.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
-import { activatedConnections, decideReadiness, type InputState } from '../src/model/readiness.js';
+import { decideReadiness, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
-import { runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
+import { prepareConfig, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
+import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
+import type { ContainerActorInput, ContainerEvent } from './iteration.js';
+import { loopMachine } from './loop.js';
 import type { BlockReport, InboxMessage } from './messages.js';
+import { parallelMachine } from './parallel.js';
 
 /** What a parent hands a block actor: the static parts of its run plus where to talk. */
 export interface BlockActorInput {
   bus: Bus;
   prefix: string;
-  /** subject token of the scope this actor lives in: "root", or a container iteration */
+  /** scope this actor lives in: "root", or a container iteration (`root/loop1/3`) */
   scopeKey: string;
   workflow: CompiledWorkflow;
   block: CompiledBlock;
   run: Omit<BlockRunInput, 'block' | 'scope' | 'emitChunk' | 'type'>;
-  blockTypes: Readonly<Record<string, BlockType<any>>>;
+  blockTypes: Readonly<Record<string, AnyBlockType>>;
   variables: Readonly<Record<string, unknown>>;
   loop?: IterationScope;
   parallel?: IterationScope;
@@ -28,28 +31,23 @@ export interface BlockActorInput {
   known?: Record<string, unknown>;
 }
 
-interface BlockContext extends BlockActorInput {
+export interface BlockContext extends BlockActorInput {
   inputs: Map<number, InputState>;
   known: Record<string, unknown>;
   startedAt: number | null;
+  /** a container's resolved config (or the error resolving it) */
+  prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
 }
 
-type BlockEvent =
-  | { type: 'INPUT'; msg: InboxMessage }
-  | { type: 'START' }
-  | { type: 'CHUNK'; text: string };
+type BlockEvent = { type: 'INPUT'; msg: InboxMessage } | { type: 'START' } | { type: 'SKIP' } | { type: 'CHUNK'; text: string } | ContainerEvent;
 
-function initialInputs(block: CompiledBlock): Map<number, InputState> {
-  return new Map(block.incoming.map((c) => [c.index, 'pending' as InputState]));
-}
-
-function blockTypeOf(ctx: BlockContext): BlockType<any> {
+function typeOf(ctx: BlockContext): AnyBlockType {
   const type = ctx.blockTypes[ctx.block.type];
   if (type === undefined) throw new Error(`no block type "${ctx.block.type}" registered`);
   return type;
 }
 
-function scopeOf(ctx: BlockContext): ReferenceScope {
+export function scopeOf(ctx: BlockContext): ReferenceScope {
   return {
     outputs: ctx.known,
     blockNames: ctx.workflow.blockNames,
@@ -59,76 +57,55 @@ function scopeOf(ctx: BlockContext): ReferenceScope {
   };
 }
 
-/** Tell every downstream inbox whether our connection to it is active, with what it must carry. */
-function publishDownstream(ctx: BlockContext, handles: readonly string[], own: Record<string, unknown> | null): number[] {
-  const known = own === null ? ctx.known : { ...ctx.known, [ctx.block.normName]: own };
-  const { active } = activatedConnections(ctx.block, [...handles]);
-  const activeSet = new Set(active.map((c) => c.index));
-  for (const conn of ctx.block.outgoing) {
-    const carried: Record<string, unknown> = {};
-    for (const name of ctx.workflow.carry.get(conn.index) ?? []) {
-      if (name in known) carried[name] = known[name];
-    }
-    const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried };
-    ctx.bus.publish(blockInbox(ctx.prefix, ctx.run.executionId, ctx.scopeKey, conn.to), msg);
+function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
+  try {
+    const prepared = prepareConfig({ block: ctx.block, scope: scopeOf(ctx), secrets: ctx.run.secrets, type: typeOf(ctx) });
+    return { config: prepared.config as Record<string, unknown>, recorded: prepared.recorded };
+  } catch (error) {
+    return { error };
   }
-  return [...activeSet];
 }
 
-function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, activated: number[]): BlockReport {
-  const base = { type: 'BLOCK.SETTLED' as const, blockId: ctx.block.id, iteration: ctx.iteration, startedAt: ctx.startedAt, endedAt: Date.now(), activated };
-  if (outcome === null) {
-    return { ...base, status: 'skipped', input: null, output: null, error: null, errorHandled: false, attempts: 0 };
-  }
-  if (outcome.kind === 'completed') {
-    const error = outcome.errorHandled ? ((outcome.output['error'] as ErrorInfo | null | undefined) ?? null) : null;
-    const status = outcome.fromFailure === true ? 'failed' : 'completed';
-    return { ...base, status, input: outcome.input, output: outcome.output, error, errorHandled: outcome.errorHandled, attempts: outcome.attempts };
-  }
-  return { ...base, status: 'failed', input: outcome.input, output: null, error: outcome.error, errorHandled: false, attempts: outcome.attempts };
+function containerInput(ctx: BlockContext): ContainerActorInput {
+  const prepared = ctx.prepared !== null && 'config' in ctx.prepared ? ctx.prepared.config : {};
+  return { owner: { ...ctx, known: ctx.known }, config: prepared, blockLogic: blockMachine };
 }
 
-/** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */
-function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOutcome {
-  if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection) return outcome;
-  const { code, message } = outcome.error;
-  return {
-    kind: 'completed',
-    output: { error: { code, message } },
-    handles: ['error'],
-    input: outcome.input,
-    attempts: outcome.attempts,
-    errorHandled: true,
-    fromFailure: true,
-  };
+/** Publishes downstream, then returns the report for the parent. */
+function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
+  const handled = handleFailure(context, outcome);
+  const activated = handled.kind === 'completed' ? publishDownstream(context, handled.handles, handled.output) : [];
+  return settledReport(context, handled, activated);
+}
+
+function runInput(context: BlockContext, emitChunk: (text: string) => void): { run: BlockRunInput } {
+  return { run: { ...context.run, type: typeOf(context) as BlockType<any>, block: context.block, scope: scopeOf(context), emitChunk } };
 }
 
 export const blockMachine = setup({
-  types: {
-    context: {} as BlockContext,
-    input: {} as BlockActorInput,
-    events: {} as BlockEvent,
-  },
+  types: { context: {} as BlockContext, input: {} as BlockActorInput, events: {} as BlockEvent },
   actors: {
     inbox: fromCallback<BlockEvent, { bus: Bus; subject: string }>(({ input, sendBack }) => {
       const sub = input.bus.subscribe<InboxMessage>(input.subject, (m) => sendBack({ type: 'INPUT', msg: m.data }));
       return () => sub.unsubscribe();
     }),
     run: fromPromise<BlockOutcome, { run: BlockRunInput }>(({ input, signal }) => runBlock(input.run, signal)),
+    loop: loopMachine,
+    parallel: parallelMachine,
   },
   guards: {
     ready: ({ context }) => decideReadiness([...context.inputs.values()]) === 'run',
     dead: ({ context }) => context.inputs.size > 0 && decideReadiness([...context.inputs.values()]) === 'skip',
+    container: ({ context }) => isContainerType(typeOf(context)),
+    badContainerConfig: ({ context }) => context.prepared !== null && 'error' in context.prepared,
+    isLoop: ({ context }) => context.block.type === 'loop',
   },
 }).createMachine({
   id: 'block',
-  context: ({ input }) => ({ ...input, inputs: initialInputs(input.block), known: { ...(input.known ?? {}) }, startedAt: null }),
+  context: ({ input }) => ({ ...input, inputs: new Map(input.block.incoming.map((c) => [c.index, 'pending' as InputState])), known: { ...(input.known ?? {}) }, startedAt: null, prepared: null }),
   invoke: {
     src: 'inbox',
-    input: ({ context }) => ({
-      bus: context.bus,
-      subject: blockInbox(context.prefix, context.run.executionId, context.scopeKey, context.block.id),
-    }),
+    input: ({ context }) => ({ bus: context.bus, subject: blockInbox(context.prefix, context.run.executionId, context.scopeKey, context.block.id) }),
   },
   initial: 'waiting',
   states: {
@@ -139,6 +116,7 @@ export const blockMachine = setup({
       ],
       on: {
         START: 'running',
+        SKIP: 'skipped',
         INPUT: {
           actions: assign(({ context, event }) => {
             const inputs = new Map(context.inputs);
@@ -151,29 +129,64 @@ export const blockMachine = setup({
     running: {
       entry: [
         assign({ startedAt: () => Date.now() }),
-        sendParent(({ context }): BlockReport => ({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt ?? Date.now(), iteration: context.iteration })),
+        sendParent(({ context }) => ({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt ?? Date.now(), iteration: context.iteration })),
       ],
-      on: {
-        CHUNK: { actions: sendParent(({ context, event }): BlockReport => ({ type: 'BLOCK.CHUNK', blockId: context.block.id, text: event.text })) },
-      },
-      invoke: {
-        src: 'run',
-        input: ({ context, self }) => ({
-          run: {
-            ...context.run,
-            type: blockTypeOf(context),
-            block: context.block,
-            scope: scopeOf(context),
-            emitChunk: (text: string) => self.send({ type: 'CHUNK', text }),
+      initial: 'choosing',
+      states: {
+        choosing: {
+          always: [
+            { guard: 'container', target: 'container', actions: assign({ prepared: ({ context }) => prepareContainer(context) }) },
+            { target: 'task' },
+          ],
+        },
+        task: {
+          on: { CHUNK: { actions: sendParent(({ context, event }) => ({ type: 'BLOCK.CHUNK', blockId: context.block.id, text: event.text })) } },
+          invoke: {
+            src: 'run',
+            input: ({ context, self }) => runInput(context, (text) => self.send({ type: 'CHUNK', text })),
+            onDone: { target: '#block.settled', actions: sendParent(({ context, event }) => settleWith(context, event.output)) },
           },
-        }),
-        onDone: {
-          target: 'settled',
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const outcome = handleFailure(context, event.output);
-            const activated = outcome.kind === 'completed' ? publishDownstream(context, outcome.handles, outcome.output) : [];
-            enqueue.sendParent(settledReport(context, outcome, activated));
-          }),
+        },
+        container: {
+          on: {
+            'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
+            'BLOCK.SETTLED': { actions: sendParent(({ event }) => event) },
+            'BLOCK.CHUNK': { actions: sendParent(({ event }) => event) },
+            'CONTAINER.ITERATION': { actions: sendParent(({ event }) => event) },
+          },
+          initial: 'starting',
+          states: {
+            starting: {
+              always: [
+                { guard: 'badContainerConfig', target: 'broken' },
+                { guard: 'isLoop', target: 'loop' },
+                { target: 'parallel' },
+              ],
+            },
+            broken: {
+              always: {
+                target: '#block.settled',
+                actions: sendParent(({ context }) => {
+                  const error = context.prepared !== null && 'error' in context.prepared ? context.prepared.error : null;
+                  return settleWith(context, containerOutcome(context, { ok: false, results: [], error: null }, error));
+                }),
+              },
+            },
+            loop: {
+              invoke: {
+                src: 'loop',
+                input: ({ context }) => containerInput(context),
+                onDone: { target: '#block.settled', actions: sendParent(({ context, event }) => settleWith(context, containerOutcome(context, event.output, null))) },
+              },
+            },
+            parallel: {
+              invoke: {
+                src: 'parallel',
+                input: ({ context }) => containerInput(context),
+                onDone: { target: '#block.settled', actions: sendParent(({ context, event }) => settleWith(context, containerOutcome(context, event.output, null))) },
+              },
+            },
+          },
         },
       },
     },
@@ -187,3 +200,4 @@ export const blockMachine = setup({
     settled: { type: 'final' },
   },
 });
+

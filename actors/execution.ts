@@ -2,7 +2,9 @@ import { assign, enqueueActions, fromCallback, setup } from 'xstate';
 import type { Bus } from '../src/bus/types.js';
 import { executionControl } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
+import { startDecision } from '../src/model/readiness.js';
 import {
+  applyIteration,
   asResponse,
   buildResult,
   cancelRunning,
@@ -17,6 +19,7 @@ import {
 } from '../src/runtime/execution-state.js';
 import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockMachine, type BlockActorInput } from './block.js';
+import type { ContainerEvent } from './iteration.js';
 import type { BlockReport } from './messages.js';
 
 export interface ExecutionActorInput {
@@ -42,7 +45,7 @@ interface ExecutionContext extends ExecutionActorInput {
   result: ExecutionResult | null;
 }
 
-type ExecutionEventIn = BlockReport | { type: 'CANCEL' };
+type ExecutionEventIn = ContainerEvent | { type: 'CANCEL' };
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
 function blockInput(ctx: ExecutionContext, blockId: string): BlockActorInput {
@@ -96,7 +99,7 @@ function applySettled(ctx: ExecutionContext, e: Settled): ExecutionContextData {
 function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): Partial<ExecutionContext> {
   const at = Date.now();
   const data = { ...ctx.data, logs: cancelRunning(ctx.data.logs, at) };
-  const result = buildResult(ctx, { status, output, error, response: ctx.response, at });
+  const result = buildResult({ id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt }, { status, output, error, response: ctx.response, at });
   return { data, result };
 }
 
@@ -105,6 +108,7 @@ export const executionMachine = setup({
     context: {} as ExecutionContext,
     input: {} as ExecutionActorInput,
     events: {} as ExecutionEventIn,
+    output: {} as { result: ExecutionResult | null; data: ExecutionContextData },
   },
   actors: {
     block: blockMachine,
@@ -133,7 +137,11 @@ export const executionMachine = setup({
     running: {
       entry: enqueueActions(({ context, enqueue }) => {
         for (const id of context.workflow.topLevel) enqueue.spawnChild('block', { id, input: blockInput(context, id) });
-        enqueue.sendTo(context.workflow.starterId, { type: 'START' });
+        for (const id of context.workflow.topLevel) {
+          const decision = startDecision(context.workflow, id);
+          if (decision === 'run') enqueue.sendTo(id, { type: 'START' });
+          else if (decision === 'skip') enqueue.sendTo(id, { type: 'SKIP' });
+        }
       }),
       after: {
         executionTimeout: {
@@ -175,6 +183,9 @@ export const executionMachine = setup({
           },
           { actions: assign(({ context, event }) => ({ data: applySettled(context, event) })) },
         ],
+        'CONTAINER.ITERATION': {
+          actions: assign(({ context, event }) => ({ data: { ...context.data, iterations: applyIteration(context.data.iterations, event) } })),
+        },
         'BLOCK.CHUNK': {
           actions: ({ context, event }) => context.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } }),
         },

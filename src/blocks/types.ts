@@ -66,3 +66,21 @@ export interface BlockType<C = Record<string, unknown>> {
   codeFields?: readonly string[];
   run(ctx: BlockRunContext<C>): Promise<BlockResult>;
 }
+
+/**
+ * A container block (loop, parallel): it has a config and handles like any block, but no run():
+ * its container actor (actors/container.ts) spawns block actors per iteration instead.
+ */
+export interface ContainerType<C = Record<string, unknown>> {
+  type: string;
+  container: true;
+  configSchema: z.ZodType<C>;
+  handles(config: C): string[];
+  codeFields?: readonly string[];
+}
+
+export type AnyBlockType = BlockType<any> | ContainerType<any>;
+
+export function isContainerType(t: AnyBlockType | undefined): t is ContainerType<any> {
+  return t !== undefined && 'container' in t && t.container === true;
+}

@@ -4,6 +4,7 @@ import { executionMachine } from '../../actors/execution.js';
 import { executionControl, executionEvents } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { findSecretNames, redactSecrets } from '../model/references.js';
+import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
 import type { ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 
@@ -146,7 +147,7 @@ export class Engine {
     });
   }
 
-  private async finishRecord(id: string, result: ExecutionResult, data: { logs: import('./types.js').BlockLogEntry[]; states: unknown; activeConnections: number[]; decisions: unknown; outputs: unknown }): Promise<void> {
+  private async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void> {
     const p = this.persister;
     if (p === undefined) return;
     for (const log of data.logs) if (log.status === 'cancelled') p.log(id, log);
@@ -156,7 +157,7 @@ export class Engine {
       error: result.error,
       endedAt: result.endedAt,
       durationMs: result.durationMs,
-      context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions },
+      context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations },
     });
     p.event(id, 'done', result);
     await p.flush();

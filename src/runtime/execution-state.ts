@@ -18,12 +18,39 @@ export interface ExecutionContextData {
   logs: BlockLogEntry[];
   nextOrder: number;
   settledTopLevel: number;
+  /** loop/parallel iteration state by container block id (the latest run of a nested container) */
+  iterations: Record<string, IterationState>;
+}
+
+export interface IterationState {
+  total: number | null;
+  running: number[];
+  finished: number;
+  results: unknown[];
+}
+
+export function applyIteration(
+  iterations: Record<string, IterationState>,
+  e: { containerId: string; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown },
+): Record<string, IterationState> {
+  const fresh: IterationState = { total: e.total, running: [], finished: 0, results: [] };
+  const current = e.phase === 'started' && e.index === 0 ? fresh : (iterations[e.containerId] ?? fresh);
+  const next: IterationState =
+    e.phase === 'started'
+      ? { ...current, total: e.total, running: [...current.running, e.index] }
+      : {
+          ...current,
+          running: current.running.filter((i) => i !== e.index),
+          finished: current.finished + 1,
+          results: Object.assign([...current.results], { [e.index]: e.result ?? null }),
+        };
+  return { ...iterations, [e.containerId]: next };
 }
 
 export function emptyContextData(workflow: CompiledWorkflow): ExecutionContextData {
   const states: Record<string, BlockLogEntry['status']> = {};
   for (const id of workflow.topLevel) states[id] = 'pending';
-  return { states, outputs: {}, activeConnections: [], decisions: {}, logs: [], nextOrder: 0, settledTopLevel: 0 };
+  return { states, outputs: {}, activeConnections: [], decisions: {}, logs: [], nextOrder: 0, settledTopLevel: 0, iterations: {} };
 }
 
 export function logKey(blockId: string, iteration: IterationRef | null): string {

@@ -7,7 +7,6 @@ import {
   maskSecretPlaceholders,
   redactSecrets,
   resolveValue,
-  substituteSecrets,
   type ReferenceScope,
 } from '../model/references.js';
 
@@ -47,7 +46,7 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
   let attempts = 0;
   try {
     const prepared = prepareConfig(run);
-    recordedInput = redactSecrets(prepared.recorded, secretValues);
+    recordedInput = prepared.recorded;
     const ctx = makeContext(run, prepared.config, signal);
     const maxAttempts = Math.max(1, run.block.retry?.maxAttempts ?? 1);
     for (;;) {
@@ -79,36 +78,42 @@ function isPermanent(err: unknown): boolean {
   return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED';
 }
 
-interface PreparedConfig {
+export interface PreparedConfig {
   config: unknown;
+  /** what the log records as the block's input: placeholders and secret values masked */
   recorded: unknown;
 }
 
-/** References resolved everywhere but in code fields; secrets substituted; a copy kept for the record. */
-function prepareConfig(run: BlockRunInput): PreparedConfig {
+type ConfigSource = Pick<BlockRunInput, 'block' | 'scope' | 'secrets'> & {
+  type: { configSchema: BlockType<any>['configSchema']; codeFields?: readonly string[] };
+};
+
+/**
+ * References and secrets resolved in one pass everywhere but in code fields (so a `{{NAME}}`
+ * arriving inside referenced data is never expanded); a copy with secrets masked is kept for the record.
+ */
+export function prepareConfig(run: ConfigSource): PreparedConfig {
   const codeFields = new Set(run.type.codeFields ?? []);
   const raw = run.block.config;
+  for (const name of findSecretNames(withoutKeys(raw, codeFields))) {
+    if (!run.secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
+  }
+  const withSecrets = { ...run.scope, secrets: run.secrets };
   const resolved: Record<string, unknown> = {};
+  const shown: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
-    resolved[key] = codeFields.has(key) ? value : resolveValue(value, run.scope);
+    resolved[key] = codeFields.has(key) ? value : resolveValue(value, withSecrets);
+    shown[key] = codeFields.has(key) ? value : resolveValue(value, run.scope);
   }
-  const names = findSecretNames(withoutKeys(resolved, codeFields));
-  const values: Record<string, string> = {};
-  for (const name of names) {
-    const value = run.secrets.get(name);
-    if (value === undefined) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
-    values[name] = value;
-  }
-  const substituted = names.length > 0 ? (substituteSecrets(resolved, values) as Record<string, unknown>) : resolved;
-  for (const key of codeFields) if (key in raw) substituted[key] = raw[key];
-  const parsed = run.type.configSchema.safeParse(substituted);
+  const parsed = run.type.configSchema.safeParse(resolved);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: '/' + i.path.map(String).join('/'), message: i.message }));
     throw new TroupeError('INVALID_CONFIG', `block "${run.block.name}" has an invalid configuration after resolving references`, {
       details: { issues },
     });
   }
-  return { config: parsed.data, recorded: maskSecretPlaceholders(resolved) };
+  const recorded = redactSecrets(maskSecretPlaceholders(shown), [...run.secrets.values()]);
+  return { config: parsed.data, recorded };
 }
 
 function withoutKeys(obj: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {

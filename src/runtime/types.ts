@@ -1,5 +1,5 @@
 import type { Bus } from '../bus/types.js';
-import type { BlockServices, BlockType, TriggerInfo } from '../blocks/types.js';
+import type { AnyBlockType, BlockServices, TriggerInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { ExecutionRepo } from '../store/types.js';
 
@@ -10,7 +10,7 @@ export interface SecretSource {
 
 export interface RuntimeDeps {
   bus: Bus;
-  blockTypes: Readonly<Record<string, BlockType<any>>>;
+  blockTypes: Readonly<Record<string, AnyBlockType>>;
   services: BlockServices;
   secrets: SecretSource;
   /** execution records; absent in throw-away runs (tests), present in the CLI and the service */

@@ -1,0 +1,61 @@
+import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import { activatedConnections } from '../src/model/readiness.js';
+import type { BlockOutcome } from '../src/runtime/run-block.js';
+import { blockInbox } from '../src/bus/subjects.js';
+import type { BlockContext } from './block.js';
+import type { ContainerOutput } from './iteration.js';
+import type { BlockReport, InboxMessage } from './messages.js';
+
+/** Tell every downstream inbox whether our connection to it is active, with what it must carry. */
+export function publishDownstream(ctx: BlockContext, handles: readonly string[], own: Record<string, unknown> | null): number[] {
+  const known = own === null ? ctx.known : { ...ctx.known, [ctx.block.normName]: own };
+  const { active } = activatedConnections(ctx.block, [...handles]);
+  const activeSet = new Set(active.map((c) => c.index));
+  for (const conn of ctx.block.outgoing) {
+    const carried: Record<string, unknown> = {};
+    for (const name of ctx.workflow.carry.get(conn.index) ?? []) {
+      if (name in known) carried[name] = known[name];
+    }
+    const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried };
+    ctx.bus.publish(blockInbox(ctx.prefix, ctx.run.executionId, ctx.scopeKey, conn.to), msg);
+  }
+  return [...activeSet];
+}
+
+export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, activated: number[]): BlockReport {
+  const base = { type: 'BLOCK.SETTLED' as const, blockId: ctx.block.id, iteration: ctx.iteration, startedAt: ctx.startedAt, endedAt: Date.now(), activated };
+  if (outcome === null) {
+    return { ...base, status: 'skipped', input: null, output: null, error: null, errorHandled: false, attempts: 0 };
+  }
+  if (outcome.kind === 'completed') {
+    const error = outcome.errorHandled ? ((outcome.output['error'] as ErrorInfo | null | undefined) ?? null) : null;
+    const status = outcome.fromFailure === true ? 'failed' : 'completed';
+    return { ...base, status, input: outcome.input, output: outcome.output, error, errorHandled: outcome.errorHandled, attempts: outcome.attempts };
+  }
+  return { ...base, status: 'failed', input: outcome.input, output: null, error: outcome.error, errorHandled: false, attempts: outcome.attempts };
+}
+
+/** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */
+export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOutcome {
+  if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection) return outcome;
+  const { code, message } = outcome.error;
+  return {
+    kind: 'completed',
+    output: { error: { code, message } },
+    handles: ['error'],
+    input: outcome.input,
+    attempts: outcome.attempts,
+    errorHandled: true,
+    fromFailure: true,
+  };
+}
+
+/** A container's end as a block outcome: `{ results }` on success, its first failure otherwise. */
+export function containerOutcome(ctx: BlockContext, output: ContainerOutput, prepareError: unknown): BlockOutcome {
+  const input = ctx.prepared !== null && 'recorded' in ctx.prepared ? ctx.prepared.recorded : null;
+  if (prepareError !== null) return { kind: 'failed', error: errorInfo(prepareError), input, attempts: 1 };
+  if (!output.ok) {
+    return { kind: 'failed', error: output.error ?? { code: 'INTERNAL', message: 'container failed' }, input, attempts: 1 };
+  }
+  return { kind: 'completed', output: { results: output.results }, handles: ['success'], input, attempts: 1, errorHandled: false };
+}

@@ -1,0 +1,93 @@
+import type { AnyActorLogic } from 'xstate';
+import type { ErrorInfo } from '../src/errors.js';
+import { iterationResult } from '../src/model/iteration.js';
+import { startDecision } from '../src/model/readiness.js';
+import type { IterationScope } from '../src/model/references.js';
+import type { BlockActorInput } from './block.js';
+import type { BlockReport } from './messages.js';
+
+/** What a container actor (loop or parallel) gets from the block actor of its container block. */
+export interface ContainerActorInput {
+  /** the container block's own actor input (its scope, known outputs, services) */
+  owner: BlockActorInput;
+  /** config with references resolved (the loop condition stays raw) */
+  config: Record<string, unknown>;
+  /** the block machine, handed in so container files need not import it (no import cycle) */
+  blockLogic: AnyActorLogic;
+}
+
+export interface ContainerOutput {
+  ok: boolean;
+  results: Record<string, Record<string, unknown>>[];
+  error: ErrorInfo | null;
+}
+
+export interface IterationProgress {
+  remaining: number;
+  outputs: Map<string, Record<string, unknown>>;
+}
+
+export type ContainerEvent =
+  | BlockReport
+  | { type: 'CONTAINER.ITERATION'; containerId: string; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
+
+type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
+
+export function scopeKeyOf(owner: BlockActorInput, index: number): string {
+  return `${owner.scopeKey}/${owner.block.id}/${index}`;
+}
+
+/** Inputs of the child block actors of iteration `index`, and which of them start by themselves. */
+export function iterationChildren(
+  input: ContainerActorInput,
+  index: number,
+  scope: { loop?: IterationScope; parallel?: IterationScope },
+  extraKnown: Record<string, unknown> = {},
+): { id: string; actorId: string; input: BlockActorInput; starts: boolean }[] {
+  const { owner } = input;
+  const known = { ...(owner.known ?? {}), ...extraKnown };
+  return owner.block.children.map((childId) => {
+    const block = owner.workflow.blocks.get(childId);
+    if (block === undefined) throw new Error(`unknown child block ${childId}`);
+    const childInput: BlockActorInput = {
+      ...owner,
+      scopeKey: scopeKeyOf(owner, index),
+      block,
+      iteration: { container: owner.block.id, index },
+      known,
+      ...(scope.loop ? { loop: scope.loop } : {}),
+      ...(scope.parallel ? { parallel: scope.parallel } : {}),
+    };
+    return { id: childId, actorId: `${childId}#${index}`, input: childInput, starts: startDecision(owner.workflow, childId) === 'run' };
+  });
+}
+
+export function newProgress(owner: BlockActorInput): IterationProgress {
+  return { remaining: owner.block.children.length, outputs: new Map() };
+}
+
+/** A report from one of this container's own children (nested containers' reports pass through). */
+export function isOwnChild(owner: BlockActorInput, event: Settled): boolean {
+  return event.iteration !== null && event.iteration.container === owner.block.id;
+}
+
+/** A child failure that no error connection handled fails the container. */
+export function childFailure(event: Settled): ErrorInfo | null {
+  if (event.status !== 'failed' || event.errorHandled) return null;
+  return event.error ?? { code: 'INTERNAL', message: `block ${event.blockId} failed` };
+}
+
+/** Folds a child's settled report into its iteration; returns the iteration's result when it is complete. */
+export function settleChild(
+  owner: BlockActorInput,
+  progress: IterationProgress,
+  event: Settled,
+): { progress: IterationProgress; result: Record<string, Record<string, unknown>> | null } {
+  const block = owner.workflow.blocks.get(event.blockId);
+  const outputs = new Map(progress.outputs);
+  if (block !== undefined && event.output !== null && event.status !== 'skipped') outputs.set(block.normName, event.output);
+  const next = { remaining: progress.remaining - 1, outputs };
+  if (next.remaining > 0) return { progress: next, result: null };
+  const names = owner.block.children.map((id) => owner.workflow.blocks.get(id)?.normName ?? id);
+  return { progress: next, result: iterationResult(names, outputs) };
+}

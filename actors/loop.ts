@@ -1,0 +1,163 @@
+import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import { collectionItems, countOf, loopStep, type LoopKind, type LoopStep } from '../src/model/iteration.js';
+import { bindCode, type IterationScope, type ReferenceScope } from '../src/model/references.js';
+import {
+  childFailure,
+  isOwnChild,
+  iterationChildren,
+  newProgress,
+  settleChild,
+  type ContainerActorInput,
+  type ContainerEvent,
+  type ContainerOutput,
+  type IterationProgress,
+} from './iteration.js';
+
+interface LoopContext extends ContainerActorInput {
+  kind: LoopKind;
+  items: unknown[];
+  total: number | null;
+  maxIterations: number;
+  done: number;
+  holds: boolean | undefined;
+  progress: IterationProgress | null;
+  lastOutputs: Record<string, unknown>;
+  results: Record<string, Record<string, unknown>>[];
+  error: ErrorInfo | null;
+}
+
+/** Items and count of a for/forEach loop, or the error that stops it before any iteration. */
+function plan(config: Record<string, unknown>): Pick<LoopContext, 'kind' | 'items' | 'total' | 'maxIterations' | 'error'> {
+  const kind = config['kind'] as LoopKind;
+  const maxIterations = (config['maxIterations'] as number | undefined) ?? 1000;
+  const base = { kind, maxIterations, items: [] as unknown[], total: null as number | null, error: null as ErrorInfo | null };
+  if (kind === 'for') {
+    const count = countOf(config['iterations'], 'iterations');
+    return count.ok ? { ...base, total: count.count } : { ...base, error: { code: 'INVALID_CONFIG', message: count.message } };
+  }
+  if (kind === 'forEach') {
+    const items = collectionItems(config['items']);
+    return items.ok ? { ...base, items: items.items, total: items.items.length } : { ...base, error: { code: 'INVALID_CONFIG', message: items.message } };
+  }
+  return base;
+}
+
+function loopScope(ctx: LoopContext, index: number): IterationScope {
+  return { index, item: ctx.kind === 'forEach' ? ctx.items[index] : ctx.kind === 'for' ? index : null, items: ctx.items };
+}
+
+function step(ctx: LoopContext): LoopStep {
+  return loopStep({ kind: ctx.kind, done: ctx.done, total: ctx.total, maxIterations: ctx.maxIterations }, ctx.holds);
+}
+
+function conditionScope(ctx: LoopContext): ReferenceScope {
+  const owner = ctx.owner;
+  return {
+    outputs: { ...(owner.known ?? {}), ...ctx.lastOutputs },
+    blockNames: owner.workflow.blockNames,
+    variables: owner.variables,
+    loop: loopScope(ctx, ctx.done),
+    ...(owner.parallel ? { parallel: owner.parallel } : {}),
+  };
+}
+
+export const loopMachine = setup({
+  types: { context: {} as LoopContext, input: {} as ContainerActorInput, events: {} as ContainerEvent, output: {} as ContainerOutput },
+  actors: {
+    condition: fromPromise<boolean, { ctx: LoopContext }>(async ({ input, signal }) => {
+      const { ctx } = input;
+      const services = ctx.owner.run.services;
+      const bound = bindCode(String(ctx.config['condition']), conditionScope(ctx));
+      const value = await services.sandbox.evaluate(bound.source, bound.bindings, {
+        timeoutMs: services.functionTimeoutMs,
+        memoryMb: services.functionMemoryMb,
+        signal,
+      });
+      return Boolean(value);
+    }),
+  },
+  guards: {
+    broken: ({ context }) => context.error !== null,
+    iterate: ({ context }) => step(context).next === 'iterate',
+    evaluate: ({ context }) => step(context).next === 'evaluate',
+    finish: ({ context }) => step(context).next === 'finish',
+  },
+}).createMachine({
+  id: 'loop',
+  context: ({ input }) => ({ ...input, ...plan(input.config), done: 0, holds: undefined, progress: null, lastOutputs: {}, results: [] }),
+  initial: 'deciding',
+  states: {
+    deciding: {
+      always: [
+        { guard: 'broken', target: 'failed' },
+        { guard: 'iterate', target: 'iterating' },
+        { guard: 'evaluate', target: 'evaluating' },
+        { guard: 'finish', target: 'finished' },
+        {
+          target: 'failed',
+          actions: assign(({ context }) => {
+            const s = step(context);
+            return { error: { code: 'MAX_ITERATIONS', message: s.next === 'fail' ? s.message : 'loop stopped' } };
+          }),
+        },
+      ],
+    },
+    evaluating: {
+      invoke: {
+        src: 'condition',
+        input: ({ context }) => ({ ctx: context }),
+        onDone: { target: 'deciding', actions: assign({ holds: ({ event }) => event.output }) },
+        onError: { target: 'failed', actions: assign({ error: ({ event }) => errorInfo(event.error) }) },
+      },
+    },
+    iterating: {
+      entry: enqueueActions(({ context, enqueue }) => {
+        const index = context.done;
+        const parallel = context.owner.parallel;
+        const children = iterationChildren(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) });
+        enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'started', total: context.total });
+        if (children.length === 0) {
+          // an empty body still counts as an iteration, with an empty result
+          enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
+          return;
+        }
+        enqueue.assign({ progress: newProgress(context.owner), holds: undefined });
+        for (const c of children) enqueue.spawnChild(context.blockLogic as never, { id: c.actorId, input: c.input } as never);
+        for (const c of children) if (c.starts) enqueue.sendTo(c.actorId, { type: 'START' });
+      }),
+      on: {
+        'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
+        'BLOCK.CHUNK': { actions: sendParent(({ event }) => event) },
+        'CONTAINER.ITERATION': { actions: sendParent(({ event }) => event) },
+        'BLOCK.SETTLED': [
+          { guard: ({ context, event }) => !isOwnChild(context.owner, event), actions: sendParent(({ event }) => event) },
+          {
+            guard: ({ event }) => childFailure(event) !== null,
+            target: 'failed',
+            actions: [sendParent(({ event }) => event), assign({ error: ({ event }) => childFailure(event) })],
+          },
+          {
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              enqueue.sendParent(event);
+              const settled = settleChild(context.owner, context.progress ?? newProgress(context.owner), event);
+              enqueue.assign({ progress: settled.progress });
+              if (settled.result === null) return;
+              enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: settled.result });
+              enqueue.assign({
+                results: [...context.results, settled.result],
+                lastOutputs: Object.fromEntries(settled.progress.outputs),
+                done: context.done + 1,
+                progress: null,
+              });
+            }),
+          },
+        ],
+      },
+      always: { guard: ({ context }) => context.progress === null, target: 'deciding' },
+    },
+    finished: { type: 'final' },
+    failed: { type: 'final' },
+  },
+  output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { ContainerType } from './types.js';
+
+/** A count may be a number or a reference that resolves to one (a whole reference keeps its type). */
+const countLike = z.union([z.number().int().min(0), z.string().min(1)]);
+
+export const loopConfigSchema = z
+  .object({
+    kind: z.enum(['for', 'forEach', 'while', 'doWhile']),
+    iterations: countLike.optional(),
+    items: z.unknown().optional(),
+    condition: z.string().min(1).optional(),
+    maxIterations: z.number().int().min(1).max(1_000_000).default(1000),
+  })
+  .superRefine((c, ctx) => {
+    if (c.kind === 'for' && c.iterations === undefined) ctx.addIssue({ code: 'custom', path: ['iterations'], message: 'a "for" loop needs iterations' });
+    if (c.kind === 'forEach' && c.items === undefined) ctx.addIssue({ code: 'custom', path: ['items'], message: 'a "forEach" loop needs items' });
+    if ((c.kind === 'while' || c.kind === 'doWhile') && c.condition === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['condition'], message: `a "${c.kind}" loop needs a condition` });
+    }
+  });
+
+export type LoopConfig = z.infer<typeof loopConfigSchema>;
+
+export const loopBlock: ContainerType<LoopConfig> = {
+  type: 'loop',
+  container: true,
+  configSchema: loopConfigSchema,
+  handles: () => ['success', 'error'],
+  codeFields: ['condition'],
+};

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { ContainerType } from './types.js';
+
+export const parallelConfigSchema = z
+  .object({
+    kind: z.enum(['count', 'collection']),
+    count: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
+    items: z.unknown().optional(),
+    concurrency: z.number().int().min(1).max(10_000).default(20),
+  })
+  .superRefine((c, ctx) => {
+    if (c.kind === 'count' && c.count === undefined) ctx.addIssue({ code: 'custom', path: ['count'], message: 'a "count" parallel needs count' });
+    if (c.kind === 'collection' && c.items === undefined) ctx.addIssue({ code: 'custom', path: ['items'], message: 'a "collection" parallel needs items' });
+  });
+
+export type ParallelConfig = z.infer<typeof parallelConfigSchema>;
+
+export const parallelBlock: ContainerType<ParallelConfig> = {
+  type: 'parallel',
+  container: true,
+  configSchema: parallelConfigSchema,
+  handles: () => ['success', 'error'],
+};

@@ -39,7 +39,8 @@ export type ErrorCode =
   | 'BUS_CLOSED'
   | 'INVALID_SUBJECT'
   | 'STORE_ERROR'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'NOT_IMPLEMENTED';
 
 export interface ErrorOptions {
   details?: unknown;

@@ -15,9 +15,15 @@ function unknownMessage(ctx: ValidationContext, ref: LocatedRef): string {
   return `${ref.raw} names a block that does not exist ("${ref.rawRoot}")`;
 }
 
+/** A while/doWhile condition is evaluated per pass, in the loop's own iteration scope. */
+function isOwnLoopCondition(entry: BlockEntry, ref: LocatedRef, kind: 'loop' | 'parallel'): boolean {
+  return kind === 'loop' && entry.def.type === 'loop' && ref.at[0] === 'condition';
+}
+
 function iterationMessage(ctx: ValidationContext, entry: BlockEntry, ref: LocatedRef, kind: 'loop' | 'parallel'): string | null {
   // a container's own config is evaluated in its parent's scope, so only enclosing containers count
-  if (!ctx.containersOf(entry).some((c) => c.def.type === kind)) return `${ref.raw} is only available inside a ${kind} block`;
+  const inScope = ctx.containersOf(entry).some((c) => c.def.type === kind) || isOwnLoopCondition(entry, ref, kind);
+  if (!inScope) return `${ref.raw} is only available inside a ${kind} block`;
   const field = ref.path[0];
   if (!(ITERATION_FIELDS as readonly unknown[]).includes(field)) return `${ref.raw}: a ${kind} reference reads ${ITERATION_FIELDS.join(', ')}`;
   return null;

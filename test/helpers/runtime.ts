@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { blockTypes as realBlockTypes, blockTypeRegistry } from '../../src/blocks/index.js';
-import type { BlockType } from '../../src/blocks/types.js';
+import type { AnyBlockType, BlockType } from '../../src/blocks/types.js';
 import type { Bus } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
 import { systemClock } from '../../src/runtime/clock.js';
@@ -43,13 +43,13 @@ function track<T>(name: string, work: () => Promise<T>): Promise<T> {
 }
 
 /** Waits `ms`, then outputs `value` (default: its own name); honours cancellation. */
-const sleepBlock: BlockType<{ ms: number; value?: unknown }> = {
+const sleepBlock: BlockType<{ ms: number | string; value?: unknown }> = {
   type: 'sleep',
-  configSchema: z.object({ ms: z.number().int().min(0), value: z.unknown().optional() }),
+  configSchema: z.object({ ms: z.union([z.number().int().min(0), z.string()]), value: z.unknown().optional() }),
   handles: () => ['success', 'error'],
   run: (ctx) =>
     track(ctx.block.name, async () => {
-      await systemClock.sleep(ctx.config.ms, ctx.signal);
+      await systemClock.sleep(Number(ctx.config.ms), ctx.signal);
       return { output: { value: ctx.config.value ?? ctx.block.name }, handles: ['success'] };
     }),
 };
@@ -73,7 +73,7 @@ const pickBlock: BlockType<{ handles: string[]; choose: string[]; value?: unknow
     track(ctx.block.name, async () => ({ output: { value: ctx.config.value ?? ctx.block.name, chose: ctx.config.choose }, handles: ctx.config.choose })),
 };
 
-export const testBlockTypes: Record<string, BlockType<any>> = { ...realBlockTypes, sleep: sleepBlock, fail: failBlock, pick: pickBlock };
+export const testBlockTypes: Record<string, AnyBlockType> = { ...realBlockTypes, sleep: sleepBlock, fail: failBlock, pick: pickBlock };
 export const testRegistry = blockTypeRegistry(testBlockTypes);
 
 let sandbox: IsolatedVmSandbox | undefined;

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { TroupeError } from '../errors.js';
+import { evaluateExpression } from './condition.js';
+import { checkHandleIds, handleIdSchema, isPlainObject } from './schemas.js';
+import type { BlockType } from './types.js';
+
+const RESERVED_ROUTE_IDS = ['error'];
+
+const rulesSchema = z
+  .object({
+    mode: z.literal('rules'),
+    value: z.string().min(1, 'a value (expression or reference) is required'),
+    routes: z.array(z.object({ id: handleIdSchema, equals: z.unknown() })).min(1, 'a router needs at least one route'),
+    default: z.string().optional(),
+  })
+  .superRefine((config, ctx) => {
+    const ids = config.routes.map((r) => r.id);
+    checkHandleIds(ids, ctx, 'routes', RESERVED_ROUTE_IDS);
+    if (config.default !== undefined && !ids.includes(config.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: `default names no route: "${config.default}"` });
+    }
+  });
+
+/** llm mode is accepted so workflows can be written now; running it waits for the providers. */
+const llmSchema = z
+  .looseObject({
+    mode: z.literal('llm'),
+    prompt: z.string().min(1, 'a prompt is required'),
+    routes: z.array(z.object({ id: handleIdSchema, description: z.string() })).min(1, 'a router needs at least one route'),
+  })
+  .superRefine((config, ctx) => checkHandleIds(config.routes.map((r) => r.id), ctx, 'routes', RESERVED_ROUTE_IDS));
+
+/** `mode` defaults to "rules", so the union is decided on a config that always has one. */
+export const routerConfigSchema = z.preprocess(
+  (config) => (isPlainObject(config) && config.mode === undefined ? { ...config, mode: 'rules' } : config),
+  z.discriminatedUnion('mode', [rulesSchema, llmSchema]),
+);
+
+export type RouterConfig = z.infer<typeof routerConfigSchema>;
+export type RouterRulesConfig = z.infer<typeof rulesSchema>;
+
+/**
+ * Equality of JSON data: strict for primitives (no coercion: "3" does not equal 3), by value for
+ * arrays (in order) and objects (same keys, any order).
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEqual(a[key], b[key]));
+}
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export function selectRoute(config: RouterRulesConfig, value: unknown): { selectedRoute: string; reasoning: string } {
+  const match = config.routes.find((route) => jsonEqual(value, route.equals ?? null));
+  if (match !== undefined) return { selectedRoute: match.id, reasoning: `value ${preview(value)} matched route '${match.id}'` };
+  if (config.default !== undefined) {
+    return { selectedRoute: config.default, reasoning: `value ${preview(value)} matched no route; took the default route '${config.default}'` };
+  }
+  throw new TroupeError('NO_ROUTE', `value ${preview(value)} matched no route and the router has no default route`);
+}
+
+export const routerBlock: BlockType<RouterConfig> = {
+  type: 'router',
+  configSchema: routerConfigSchema,
+  codeFields: ['value'],
+  handles: (config) => [...config.routes.map((r) => r.id), 'error'],
+  async run(ctx) {
+    const config = ctx.config;
+    if (config.mode !== 'rules') {
+      throw new TroupeError('NOT_IMPLEMENTED', 'router mode "llm" is not available yet; use mode "rules"');
+    }
+    const value = await evaluateExpression(ctx, config.value, 'router value', { field: 'value' });
+    const decision = selectRoute(config, value);
+    return { output: decision, handles: [decision.selectedRoute] };
+  },
+};

@@ -1,0 +1,204 @@
+import { availableParallelism } from 'node:os';
+import type { Context, Script } from 'isolated-vm';
+import { TroupeError, type ErrorCode } from '../errors.js';
+import { IsolatePool, cancelled, type IsolateSlot } from './pool.js';
+import { ARGS_GLOBAL, CODE_FILENAME, runnerSource, type RunnerKind } from './runner.js';
+import type { FunctionResult, Sandbox, SandboxLimits } from './types.js';
+
+/** isolated-vm refuses memory limits below 8 MB. */
+const MIN_MEMORY_MB = 8;
+
+export interface IsolatedVmSandboxOptions {
+  /** isolates per memory limit (each runs one call at a time, on its own thread) */
+  poolSize?: number;
+  /**
+   * Extra time the host waits past the limit before it disposes the isolate itself. isolated-vm's
+   * own timeout stops synchronous code and microtasks cleanly; the host timer is the backstop for
+   * promises that never settle, and disposing an isolate costs a new one (~2 ms).
+   */
+  graceMs?: number;
+}
+
+type Kind = RunnerKind;
+
+interface Envelope {
+  r?: unknown;
+  e?: { name: string; message: string; line?: number };
+  o: string[];
+}
+
+/**
+ * User code in V8 isolates (isolated-vm): no host objects exist in the isolate, user code runs on
+ * the isolate's thread (a runaway loop never blocks the host event loop), and every call gets a
+ * fresh Context, so nothing a call does is visible to the next one. See docs/sandbox.md.
+ */
+export class IsolatedVmSandbox implements Sandbox {
+  private readonly pools = new Map<number, IsolatePool>();
+  private readonly poolSize: number;
+  private readonly graceMs: number;
+  private disposed = false;
+
+  constructor(options: IsolatedVmSandboxOptions = {}) {
+    this.poolSize = Math.max(1, options.poolSize ?? Math.min(4, availableParallelism()));
+    this.graceMs = Math.max(0, options.graceMs ?? 50);
+  }
+
+  async runFunction(code: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<FunctionResult> {
+    const envelope = await this.run('function', code, bindings, limits);
+    return { result: envelope.r ?? null, stdout: envelope.o.join('\n') };
+  }
+
+  async evaluate(expression: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<unknown> {
+    const envelope = await this.run('expression', expression, bindings, limits);
+    return envelope.r ?? null;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    for (const pool of this.pools.values()) pool.close();
+    this.pools.clear();
+  }
+
+  private async run(kind: Kind, code: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<Envelope> {
+    if (this.disposed) throw new TroupeError('INTERNAL', 'the sandbox has been disposed');
+    if (limits.signal?.aborted === true) throw cancelled();
+    const bindingsJson = serializeBindings(kind, bindings);
+    const pool = this.pool(Math.max(MIN_MEMORY_MB, Math.ceil(limits.memoryMb)));
+    const slot = await pool.acquire(limits.signal);
+    try {
+      const text = await this.execute(slot, kind, code, bindingsJson, limits);
+      return unwrap(kind, JSON.parse(text) as Envelope);
+    } catch (err) {
+      // dispose() stops running calls by disposing their isolates: say so rather than "memory"
+      if (this.disposed) throw new TroupeError('INTERNAL', 'the sandbox has been disposed', { cause: err });
+      throw err;
+    } finally {
+      pool.release(slot);
+    }
+  }
+
+  /** One call on one slot, with every failure translated to a Troupe code. */
+  private async execute(slot: IsolateSlot, kind: Kind, code: string, bindingsJson: string, limits: SandboxLimits): Promise<string> {
+    const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
+    const { source, lineOffset } = runnerSource(kind, code);
+    let context: Context | undefined;
+    try {
+      const script = await compile(slot, kind, source, lineOffset, limits);
+      context = await slot.takeContext();
+      if (limits.signal?.aborted === true) throw cancelled();
+      // The isolate is idle here (the slot is ours and the context is built), so this is brief.
+      context.global.setSync(ARGS_GLOBAL, bindingsJson);
+      const run = script.run(context, { timeout: timeoutMs, promise: true, copy: true }) as unknown as Promise<string>;
+      return await this.race(slot, kind, run, timeoutMs, limits);
+    } catch (err) {
+      throw translate(kind, err, slot, limits);
+    } finally {
+      if (context !== undefined) releaseContext(context, slot);
+    }
+  }
+
+  /** The isolate's own timeout, raced with a host timer and the abort signal. */
+  private async race(slot: IsolateSlot, kind: Kind, run: Promise<string>, timeoutMs: number, limits: SandboxLimits): Promise<string> {
+    // The loser of the race must never surface as an unhandled rejection.
+    run.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const guard = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(limitError(kind, 'FUNCTION_TIMEOUT', limits)), timeoutMs + this.graceMs);
+      onAbort = () => reject(cancelled());
+      limits.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([run, guard]);
+    } catch (err) {
+      // Only disposal can stop code the isolate is still running (or a promise that never settles).
+      if (err instanceof TroupeError) slot.kill();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) limits.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private pool(memoryMb: number): IsolatePool {
+    let pool = this.pools.get(memoryMb);
+    if (pool === undefined) {
+      pool = new IsolatePool(memoryMb, this.poolSize);
+      this.pools.set(memoryMb, pool);
+    }
+    return pool;
+  }
+}
+
+async function compile(slot: IsolateSlot, kind: Kind, source: string, lineOffset: number, limits: SandboxLimits): Promise<Script> {
+  try {
+    return await slot.script(source, CODE_FILENAME, lineOffset);
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw translate(kind, err, slot, limits);
+    // isolated-vm appends " [file:line:column]" to compile errors
+    const match = /\s*\[troupe-code\.js:(\d+):\d+\]$/.exec(err.message);
+    const message = match === null ? err.message : err.message.slice(0, match.index);
+    const details = match === null ? undefined : { line: Number(match[1]) };
+    const where = details === undefined ? '' : ` (line ${details.line})`;
+    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${message}${where}`, details === undefined ? {} : { details });
+  }
+}
+
+function releaseContext(context: Context, slot: IsolateSlot): void {
+  if (!slot.alive) return;
+  try {
+    context.release();
+  } catch {
+    // the isolate went away under us; nothing left to free
+  }
+}
+
+function serializeBindings(kind: Kind, bindings: Record<string, unknown>): string {
+  const plain: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(bindings)) plain[name] = value === undefined ? null : value;
+  try {
+    return JSON.stringify(plain);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new TroupeError(userErrorCode(kind), `a bound value is not JSON-serializable: ${reason}`);
+  }
+}
+
+function unwrap(kind: Kind, envelope: Envelope): Envelope {
+  if (envelope.e === undefined) return envelope;
+  const { name, message, line } = envelope.e;
+  const text = name === 'Error' || name === 'SerializationError' || name === 'BindingError' ? message : `${name}: ${message}`;
+  const details: Record<string, unknown> = {};
+  if (line !== undefined) details.line = line;
+  if (envelope.o.length > 0) details.stdout = envelope.o.join('\n');
+  const where = line === undefined ? '' : ` (line ${line})`;
+  throw new TroupeError(userErrorCode(kind), `${text}${where}`, Object.keys(details).length > 0 ? { details } : {});
+}
+
+function userErrorCode(kind: Kind): ErrorCode {
+  return kind === 'function' ? 'FUNCTION_ERROR' : 'EXPRESSION_ERROR';
+}
+
+/** Maps what isolated-vm throws from the host side (limits, disposal) to Troupe codes. */
+function translate(kind: Kind, err: unknown, slot: IsolateSlot, limits: SandboxLimits): TroupeError {
+  if (err instanceof TroupeError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/memory limit/i.test(message)) {
+    slot.kill();
+    return limitError(kind, 'FUNCTION_MEMORY', limits);
+  }
+  if (/timed out/i.test(message)) return limitError(kind, 'FUNCTION_TIMEOUT', limits);
+  if (!slot.alive) {
+    // disposed for a reason isolated-vm did not name: treat it as the memory guard, the only
+    // thing besides us that disposes isolates
+    return limitError(kind, 'FUNCTION_MEMORY', limits);
+  }
+  return new TroupeError(userErrorCode(kind), message, { cause: err });
+}
+
+function limitError(kind: Kind, code: 'FUNCTION_TIMEOUT' | 'FUNCTION_MEMORY', limits: SandboxLimits): TroupeError {
+  const what = kind === 'function' ? 'function' : 'expression';
+  return code === 'FUNCTION_TIMEOUT'
+    ? new TroupeError(code, `${what} exceeded its ${Math.ceil(limits.timeoutMs)} ms time limit`)
+    : new TroupeError(code, `${what} exceeded its ${Math.max(MIN_MEMORY_MB, Math.ceil(limits.memoryMb))} MiB memory limit`);
+}

@@ -1,0 +1,172 @@
+import ivm from 'isolated-vm';
+import { TroupeError } from '../errors.js';
+
+/** Compiled runner scripts kept per isolate: a block's code is compiled once, not per call. */
+const SCRIPT_CACHE_SIZE = 256;
+
+/**
+ * One isolate, used by one call at a time. isolated-vm runs an isolate on one thread, so
+ * concurrent calls on it would only queue inside the native layer; queueing them here instead
+ * bounds what a disposal (timeout, abort, memory blow-up) can take down to the running call.
+ */
+export class IsolateSlot {
+  private isolate: ivm.Isolate | undefined;
+  /** a context created ahead of time, off the critical path of the next call */
+  private spare: Promise<ivm.Context> | undefined;
+  private readonly scripts = new Map<string, ivm.Script>();
+
+  constructor(private readonly memoryMb: number) {}
+
+  /** The compiled script for this source, from the cache when the same code ran before. */
+  async script(source: string, filename: string, lineOffset: number): Promise<ivm.Script> {
+    const cached = this.scripts.get(source);
+    if (cached !== undefined) {
+      // refresh its place: the map's order is the eviction order
+      this.scripts.delete(source);
+      this.scripts.set(source, cached);
+      return cached;
+    }
+    const isolate = this.live();
+    const script = await isolate.compileScript(source, { filename, lineOffset });
+    if (isolate !== this.isolate) return script;
+    this.scripts.set(source, script);
+    if (this.scripts.size > SCRIPT_CACHE_SIZE) this.evictOldest();
+    return script;
+  }
+
+  get alive(): boolean {
+    return this.isolate !== undefined && !this.isolate.isDisposed;
+  }
+
+  /** A fresh Context: every call gets its own globals and builtins. */
+  async takeContext(): Promise<ivm.Context> {
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare !== undefined) {
+      try {
+        return await spare;
+      } catch {
+        // the isolate died while the spare was being made; fall through to a new isolate
+      }
+    }
+    return this.live().createContext();
+  }
+
+  /** Starts building the next call's context while the host does other work. */
+  prewarm(): void {
+    if (!this.alive || this.spare !== undefined) return;
+    const spare = this.live().createContext();
+    spare.catch(() => undefined);
+    this.spare = spare;
+  }
+
+  /** Throws the isolate away (a runaway call, or dispose); the next call gets a new one. */
+  kill(): void {
+    const isolate = this.isolate;
+    this.isolate = undefined;
+    this.spare = undefined;
+    this.scripts.clear();
+    if (isolate !== undefined && !isolate.isDisposed) {
+      try {
+        isolate.dispose();
+      } catch {
+        // already disposed by isolated-vm itself (memory limit)
+      }
+    }
+  }
+
+  private live(): ivm.Isolate {
+    if (this.isolate === undefined || this.isolate.isDisposed) {
+      this.spare = undefined;
+      this.scripts.clear();
+      this.isolate = new ivm.Isolate({ memoryLimit: this.memoryMb });
+    }
+    return this.isolate;
+  }
+
+  private evictOldest(): void {
+    const oldest = this.scripts.keys().next();
+    if (oldest.done === true) return;
+    const script = this.scripts.get(oldest.value);
+    this.scripts.delete(oldest.value);
+    try {
+      script?.release();
+    } catch {
+      // released with its isolate already
+    }
+  }
+}
+
+interface Waiter {
+  resolve(slot: IsolateSlot): void;
+  reject(err: unknown): void;
+}
+
+/** A few isolates for one memory limit, created lazily, handed out one call at a time. */
+export class IsolatePool {
+  private readonly idle: IsolateSlot[] = [];
+  private readonly waiters: Waiter[] = [];
+  private created = 0;
+  private closed = false;
+  private readonly slots: IsolateSlot[] = [];
+
+  constructor(
+    private readonly memoryMb: number,
+    private readonly size: number,
+  ) {}
+
+  acquire(signal?: AbortSignal): Promise<IsolateSlot> {
+    if (this.closed) return Promise.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
+    const slot = this.idle.pop() ?? this.create();
+    if (slot !== undefined) return Promise.resolve(slot);
+    return new Promise<IsolateSlot>((resolve, reject) => {
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(cancelled());
+      };
+      const waiter: Waiter = {
+        resolve: (s) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(s);
+        },
+        reject,
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(slot: IsolateSlot): void {
+    if (this.closed) {
+      slot.kill();
+      return;
+    }
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) {
+      waiter.resolve(slot);
+      return;
+    }
+    slot.prewarm();
+    this.idle.push(slot);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const waiter of this.waiters.splice(0)) waiter.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
+    for (const slot of this.slots) slot.kill();
+    this.idle.length = 0;
+  }
+
+  private create(): IsolateSlot | undefined {
+    if (this.created >= this.size) return undefined;
+    this.created += 1;
+    const slot = new IsolateSlot(this.memoryMb);
+    this.slots.push(slot);
+    return slot;
+  }
+}
+
+export function cancelled(): TroupeError {
+  return new TroupeError('CANCELLED', 'cancelled');
+}

@@ -1,0 +1,70 @@
+/**
+ * The script that runs inside a fresh isolated-vm Context for every call, built around the user's
+ * code: `runnerSource(kind, code)`. It is compiled once per isolate and code text (IsolateSlot
+ * caches the Script), so repeated runs of a block only pay for the fresh context and the run. The user code becomes the body of an async function declared
+ * first; the runner below it installs console and bindings, calls it, and serializes the outcome.
+ * Splicing (rather than `new AsyncFunction(code)` inside the context, which compiles again in
+ * every fresh context) is what makes the Script cacheable. Code
+ * that closes the function early only reaches its own call's runner locals (the context is
+ * fresh and holds nothing else), so it gains nothing beyond faking its own result.
+ *
+ * Input: the bindings as a JSON object text in the global ARGS_GLOBAL (removed first). Resolves to a JSON envelope text:
+ * `{"r": result, "o": [lines]}` or `{"e": {...}, "o": [...]}`; only one string crosses back.
+ */
+export type RunnerKind = 'function' | 'expression';
+
+/** Where user line 1 sits in the script, so stack lines can be reported as the user's lines. */
+export const CODE_FILENAME = 'troupe-code.js';
+
+export const ARGS_GLOBAL = '__troupeArgs';
+
+export function runnerSource(kind: RunnerKind, code: string): { source: string; lineOffset: number } {
+  // Line 1 holds the headers, so the user's line 1 is the script's line 2.
+  const head = `(function ($0) { delete globalThis.${ARGS_GLOBAL}; async function __troupeUser() {`;
+  const body = kind === 'expression' ? ' return (\n' + code.replace(/[\s;]+$/, '') + '\n);' : '\n' + code;
+  return { source: head + body + '\n}' + RUNNER_TAIL + `})(globalThis.${ARGS_GLOBAL});`, lineOffset: -1 };
+}
+
+const RUNNER_TAIL = String.raw`
+const stringify = JSON.stringify, parse = JSON.parse, defineProperty = Object.defineProperty;
+const lines = [];
+const format = (value) => {
+  if (typeof value === 'string') return value;
+  try { const text = stringify(value); return text === undefined ? String(value) : text; }
+  catch { try { return String(value); } catch { return '[unprintable]'; } }
+};
+const log = (...args) => { lines.push(args.map(format).join(' ')); };
+const hidden = (name, value) =>
+  defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
+hidden('console', Object.freeze({ log, info: log, warn: log, error: log, debug: log }));
+// WebAssembly memory and blocking atomics are not needed by workflow code and could sidestep limits.
+delete globalThis.WebAssembly; delete globalThis.Atomics; delete globalThis.SharedArrayBuffer;
+const bindings = parse($0);
+for (const name of Object.keys(bindings)) {
+  // A binding may not shadow a global: user code and this runner rely on the builtins.
+  try { if (name in globalThis) throw 0; hidden(name, bindings[name]); }
+  catch { return stringify({ e: { name: 'BindingError', message: 'binding name "' + name + '" is not allowed (it would shadow a global)' }, o: lines }); }
+}
+const lineOf = (stack) => {
+  const match = /troupe-code\.js:(\d+):\d+/.exec(String(stack));
+  const line = match ? Number(match[1]) : NaN;
+  return line >= 1 ? line : undefined;
+};
+const describe = (err) => {
+  try {
+    if (err instanceof Error) return { name: String(err.name), message: String(err.message), line: lineOf(err.stack) };
+    return { name: 'Error', message: format(err) };
+  } catch { return { name: 'Error', message: 'an unprintable value was thrown' }; }
+};
+const failure = (err) => stringify({ e: describe(err), o: lines });
+const finish = (value) => {
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
+    return stringify({ e: { name: 'SerializationError', message: 'the result is a ' + typeof value + ', which is not JSON-serializable' }, o: lines });
+  }
+  let text;
+  try { text = stringify(value === undefined ? null : value); }
+  catch (err) { return stringify({ e: { name: 'SerializationError', message: 'the result is not JSON-serializable: ' + describe(err).message.split('\n')[0] }, o: lines }); }
+  return '{"r":' + (text === undefined ? 'null' : text) + ',"o":' + stringify(lines) + '}';
+};
+try { return __troupeUser().then(finish, failure); } catch (err) { return failure(err); }
+`;

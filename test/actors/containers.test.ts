@@ -1,0 +1,179 @@
+import { expect } from 'chai';
+import { forEachBus } from '../helpers/buses.js';
+import { resetProbe, runWorkflow, testEngine } from '../helpers/runtime.js';
+
+interface B {
+  id: string;
+  type: string;
+  name?: string;
+  parent?: string;
+  config?: Record<string, unknown>;
+}
+
+function doc(blocks: B[], connections: [string, string, string?][]): Record<string, unknown> {
+  return {
+    id: 'containers',
+    name: 'containers',
+    blocks: blocks.map((b) => ({ id: b.id, type: b.type, name: b.name ?? (b.type === 'starter' ? 'Start' : b.id), config: b.config ?? {}, ...(b.parent ? { parent: b.parent } : {}) })),
+    connections: connections.map(([from, to, handle]) => (handle ? { from, to, handle } : { from, to })),
+  };
+}
+
+const start: B = { id: 'start', type: 'starter' };
+
+/** A loop/parallel `c` whose body is the given children, followed by a function reading its results. */
+function around(container: B, children: B[], childConns: [string, string, string?][] = []): Record<string, unknown> {
+  return doc(
+    [start, container, ...children.map((c) => ({ ...c, parent: container.id })), { id: 'after', type: 'function', config: { code: `return <${container.id}.results>` } }],
+    [['start', container.id], [container.id, 'after'], ...childConns],
+  );
+}
+
+const resultsOf = (output: unknown): unknown => (output as { result: unknown }).result;
+
+forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
+  it('for: runs the body `iterations` times with <loop.index>', async () => {
+    const d = around({ id: 'lp', type: 'loop', config: { kind: 'for', iterations: 3 } }, [{ id: 'dbl', type: 'function', config: { code: 'return <loop.index> * 2' } }]);
+    const { result, events } = await runWorkflow(testEngine(getBus()), d);
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    expect(resultsOf(result.output)).to.deep.equal([0, 2, 4].map((r) => ({ dbl: { result: r, stdout: '' } })));
+    const iterations = events.flatMap((e) => (e.type === 'block.completed' && e.data.blockId === 'dbl' ? [e.data.iteration] : []));
+    expect(iterations).to.deep.equal([0, 1, 2].map((index) => ({ container: 'lp', index })));
+  });
+
+  it('forEach: arrays, objects as [key, value], JSON strings and references', async () => {
+    const body = [{ id: 'item', type: 'function', config: { code: 'return <loop.item>' } }];
+    const cases: [unknown, unknown[]][] = [
+      [['a', 'b'], ['a', 'b']],
+      [{ x: 1, y: 2 }, [['x', 1], ['y', 2]]],
+      ['[3,4]', [3, 4]],
+      ['<start.list>', [7, 8, 9]],
+    ];
+    for (const [items, expected] of cases) {
+      const d = around({ id: 'lp', type: 'loop', config: { kind: 'forEach', items } }, body);
+      const { result } = await runWorkflow(testEngine(getBus()), d, { list: [7, 8, 9] });
+      expect(resultsOf(result.output)).to.deep.equal(expected.map((v) => ({ item: { result: v, stdout: '' } })));
+    }
+  });
+
+  it('an empty collection skips the body and gives results: []', async () => {
+    const probe = resetProbe();
+    const d = around({ id: 'lp', type: 'loop', config: { kind: 'forEach', items: [] } }, [{ id: 'body', type: 'sleep', config: { ms: 0 } }]);
+    const { result } = await runWorkflow(testEngine(getBus()), d);
+    expect(result.status).to.equal('completed');
+    expect(resultsOf(result.output)).to.deep.equal([]);
+    expect(probe.runs['body']).to.equal(undefined);
+  });
+
+  it('while checks before each pass; doWhile runs at least once', async () => {
+    const body = [{ id: 'n', type: 'function', config: { code: 'return <loop.index>' } }];
+    const w = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'while', condition: '<loop.index> < 3' } }, body));
+    expect(resultsOf(w.result.output)).to.have.length(3);
+    const never = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'while', condition: 'false' } }, body));
+    expect(resultsOf(never.result.output)).to.deep.equal([]);
+    const once = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'doWhile', condition: 'false' } }, body));
+    expect(resultsOf(once.result.output)).to.deep.equal([{ n: { result: 0, stdout: '' } }]);
+    const byOutput = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'doWhile', condition: '<n.result> < 4' } }, body));
+    expect(resultsOf(byOutput.result.output)).to.have.length(5);
+  });
+
+  it('maxIterations stops a runaway loop with MAX_ITERATIONS; the loop error connection takes it', async () => {
+    const body = [{ id: 'n', type: 'sleep', config: { ms: 0 } }];
+    const runaway = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'while', condition: 'true', maxIterations: 5 } }, body));
+    expect(runaway.result.status).to.equal('failed');
+    expect(runaway.result.error).to.deep.include({ code: 'MAX_ITERATIONS', blockId: 'lp' });
+    const tooMany = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'for', iterations: 10, maxIterations: 5 } }, body));
+    expect(tooMany.result.error?.code).to.equal('MAX_ITERATIONS');
+    const handled = doc(
+      [start, { id: 'lp', type: 'loop', config: { kind: 'while', condition: 'true', maxIterations: 3 } }, { ...body[0]!, parent: 'lp' }, { id: 'oops', type: 'function', config: { code: 'return <lp.error.code>' } }],
+      [['start', 'lp'], ['lp', 'oops', 'error']],
+    );
+    const h = await runWorkflow(testEngine(getBus()), handled);
+    expect(h.result.status).to.equal('completed');
+    expect(h.result.output).to.deep.equal({ result: 'MAX_ITERATIONS', stdout: '' });
+  });
+
+  it('parallel: results ordered by branch index although branches finish in reverse order', async () => {
+    const probe = resetProbe();
+    const d = around({ id: 'par', type: 'parallel', config: { kind: 'collection', items: [90, 60, 30, 0] } }, [{ id: 'wait', type: 'sleep', config: { ms: '<parallel.item>', value: '<parallel.index>' } }]);
+    const { result } = await runWorkflow(testEngine(getBus()), d);
+    expect(result.status).to.equal('completed');
+    expect(resultsOf(result.output)).to.deep.equal([0, 1, 2, 3].map((i) => ({ wait: { value: i } })));
+    expect(probe.maxInflight).to.equal(4);
+  });
+
+  it('parallel: never more branches at once than `concurrency` (observed)', async () => {
+    const probe = resetProbe();
+    const d = around({ id: 'par', type: 'parallel', config: { kind: 'count', count: 7, concurrency: 2 } }, [{ id: 'wait', type: 'sleep', config: { ms: 15, value: '<parallel.index>' } }]);
+    const { result } = await runWorkflow(testEngine(getBus()), d);
+    expect(resultsOf(result.output)).to.have.length(7);
+    expect(probe.runs['wait']).to.equal(7);
+    expect(probe.maxInflight).to.equal(2);
+  });
+
+  it('nests two levels: a parallel inside a loop and a loop inside a parallel', async () => {
+    const inLoop = doc(
+      [start, { id: 'outer', type: 'loop', config: { kind: 'for', iterations: 2 } }, { id: 'inner', type: 'parallel', parent: 'outer', config: { kind: 'count', count: 3 } }, { id: 'cell', type: 'function', parent: 'inner', config: { code: 'return <loop.index> * 10 + <parallel.index>' } }],
+      [['start', 'outer']],
+    );
+    const a = await runWorkflow(testEngine(getBus()), inLoop);
+    expect(a.result.status, JSON.stringify(a.result.error)).to.equal('completed');
+    const cells = (a.result.output as { results: { inner: { results: { cell: { result: number } }[] } }[] }).results.map((r) => r.inner.results.map((c) => c.cell.result));
+    expect(cells).to.deep.equal([[0, 1, 2], [10, 11, 12]]);
+    const inPar = doc(
+      [start, { id: 'outer', type: 'parallel', config: { kind: 'collection', items: ['a', 'b'] } }, { id: 'inner', type: 'loop', parent: 'outer', config: { kind: 'for', iterations: 2 } }, { id: 'cell', type: 'function', parent: 'inner', config: { code: 'return <parallel.item> + <loop.index>' } }],
+      [['start', 'outer']],
+    );
+    const b = await runWorkflow(testEngine(getBus()), inPar);
+    const words = (b.result.output as { results: { inner: { results: { cell: { result: string } }[] } }[] }).results.map((r) => r.inner.results.map((c) => c.cell.result));
+    expect(words).to.deep.equal([['a0', 'a1'], ['b0', 'b1']]);
+  });
+
+  it('a condition inside a loop that leads nowhere still ends the iteration', async () => {
+    const d = around(
+      { id: 'lp', type: 'loop', config: { kind: 'for', iterations: 3 } },
+      [
+        { id: 'cond', type: 'condition', config: { branches: [{ id: 'odd', expression: '<loop.index> % 2 === 1' }] } },
+        { id: 'mark', type: 'function', config: { code: 'return "odd " + <loop.index>' } },
+      ],
+      [['cond', 'mark', 'odd']],
+    );
+    const { result } = await runWorkflow(testEngine(getBus()), d);
+    expect(result.status).to.equal('completed');
+    const marks = (resultsOf(result.output) as { mark?: { result: string } }[]).map((r) => r.mark?.result ?? null);
+    expect(marks).to.deep.equal([null, 'odd 1', null]);
+  });
+
+  it('an error inside a parallel branch: handled by its error connection, or failing the container', async () => {
+    const handled = around(
+      { id: 'par', type: 'parallel', config: { kind: 'count', count: 2 } },
+      [{ id: 'bad', type: 'fail', config: { message: 'branch broke' } }, { id: 'fix', type: 'function', config: { code: 'return <bad.error.message>' } }],
+      [['bad', 'fix', 'error']],
+    );
+    const h = await runWorkflow(testEngine(getBus()), handled);
+    expect(h.result.status).to.equal('completed');
+    expect((resultsOf(h.result.output) as { fix: { result: string } }[]).map((r) => r.fix.result)).to.deep.equal(['branch broke', 'branch broke']);
+
+    const unhandled = around({ id: 'par', type: 'parallel', config: { kind: 'count', count: 2 } }, [{ id: 'bad', type: 'fail', config: { message: 'branch broke' } }]);
+    const u = await runWorkflow(testEngine(getBus()), unhandled);
+    expect(u.result.status).to.equal('failed');
+    expect(u.result.error).to.deep.include({ code: 'FUNCTION_ERROR', message: 'branch broke', blockId: 'par' });
+
+    const containerPath = doc(
+      [start, { id: 'par', type: 'parallel', config: { kind: 'count', count: 2 } }, { id: 'bad', type: 'fail', parent: 'par', config: {} }, { id: 'rescue', type: 'function', config: { code: 'return <par.error.code>' } }],
+      [['start', 'par'], ['par', 'rescue', 'error']],
+    );
+    const c = await runWorkflow(testEngine(getBus()), containerPath);
+    expect(c.result.status).to.equal('completed');
+    expect(c.result.output).to.deep.equal({ result: 'FUNCTION_ERROR', stdout: '' });
+  });
+
+  it('children read blocks outside the container', async () => {
+    const d = doc(
+      [start, { id: 'base', type: 'function', config: { code: 'return 100' } }, { id: 'lp', type: 'loop', config: { kind: 'for', iterations: 2 } }, { id: 'add', type: 'function', parent: 'lp', config: { code: 'return <base.result> + <start.k> + <loop.index>' } }],
+      [['start', 'base'], ['base', 'lp']],
+    );
+    const { result } = await runWorkflow(testEngine(getBus()), d, { k: 5 });
+    expect((result.output as { results: { add: { result: number } }[] }).results.map((r) => r.add.result)).to.deep.equal([105, 106]);
+  });
+});

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { blockTypeRegistry } from '../../src/blocks/index.js';
+import { responseBlock, responseConfigSchema, type ResponseConfig } from '../../src/blocks/response.js';
+import { TroupeError } from '../../src/errors.js';
+import { makeContext } from './context.js';
+
+const run = (raw: unknown) => responseBlock.run(makeContext({ config: responseConfigSchema.parse(raw) as ResponseConfig }));
+
+async function failure(raw: unknown): Promise<TroupeError> {
+  try {
+    await run(raw);
+  } catch (err) {
+    expect(err).to.be.instanceOf(TroupeError);
+    return err as TroupeError;
+  }
+  expect.fail('expected a failure');
+}
+
+describe('blocks/response', () => {
+  it('outputs status, headers and data and activates no handle', async () => {
+    const result = await run({ status: 201, headers: { 'X-Id': 'abc' }, data: { ok: true } });
+    expect(result).to.deep.equal({ output: { status: 201, headers: { 'X-Id': 'abc' }, data: { ok: true } }, handles: [] });
+  });
+
+  it('defaults to 200, no headers and null data', async () => {
+    expect((await run({})).output).to.deep.equal({ status: 200, headers: {}, data: null });
+  });
+
+  it('accepts a resolved status given as numeric text and headers as key/value pairs', async () => {
+    const result = await run({ status: '404', headers: [{ key: 'Retry-After', value: 30 }, { key: 'X-Meta', value: { a: 1 } }, { key: 'X-Gone', value: null }] });
+    expect(result.output.status).to.equal(404);
+    expect(result.output.headers).to.deep.equal({ 'Retry-After': '30', 'X-Meta': '{"a":1}' });
+  });
+
+  it('refuses a status outside 100-599 or not a number after resolution', async () => {
+    for (const status of ['700', 'abc', null, '2.5']) {
+      const err = await failure({ status });
+      expect(err.code).to.equal('INVALID_CONFIG');
+      expect(err.message).to.match(/status must be an integer from 100 to 599/);
+    }
+    expect(responseConfigSchema.safeParse({ status: 99 }).success).to.equal(false);
+    expect(responseConfigSchema.safeParse({ status: 200.5 }).success).to.equal(false);
+  });
+
+  it('refuses header values with line breaks and invalid header names', async () => {
+    expect((await failure({ headers: { 'X-A': 'ok\r\nSet-Cookie: evil=1' } })).message).to.match(/line break/);
+    expect((await failure({ headers: { 'Bad Name': 'x' } })).message).to.match(/not a valid HTTP header name/);
+  });
+
+  it('has no outgoing handles and validates its config', () => {
+    const info = blockTypeRegistry().response!;
+    expect(info.handles({})).to.deep.equal([]);
+    expect(info.validateConfig({ status: '<api.status>', data: '<api.data>' })).to.deep.equal([]);
+    expect(info.validateConfig({ status: 1000 }).map((i) => i.path)).to.deep.equal(['/status']);
+    expect(info.validateConfig({ headers: [{ key: '', value: 'x' }] }).map((i) => i.path)).to.deep.equal(['/headers/0/key']);
+  });
+});

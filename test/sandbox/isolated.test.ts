@@ -1,0 +1,235 @@
+import { expect } from 'chai';
+import { TroupeError } from '../../src/errors.js';
+import { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';
+import type { SandboxLimits } from '../../src/sandbox/types.js';
+
+const limits: SandboxLimits = { timeoutMs: 200, memoryMb: 16 };
+
+async function failure(promise: Promise<unknown>): Promise<TroupeError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).to.be.instanceOf(TroupeError);
+    return err as TroupeError;
+  }
+  expect.fail('expected the call to fail');
+}
+
+/** Counts host event-loop ticks while `work` runs, to prove the host was never blocked. */
+async function ticksDuring<T>(work: Promise<T>): Promise<{ ticks: number; settled: PromiseSettledResult<T> }> {
+  let ticks = 0;
+  const interval = setInterval(() => {
+    ticks += 1;
+  }, 10);
+  try {
+    const [settled] = await Promise.allSettled([work]);
+    return { ticks, settled: settled! };
+  } finally {
+    clearInterval(interval);
+  }
+}
+
+describe('sandbox/isolated', function () {
+  this.timeout(10_000);
+  let sandbox: IsolatedVmSandbox;
+
+  beforeEach(() => {
+    sandbox = new IsolatedVmSandbox({ poolSize: 2 });
+  });
+  afterEach(async () => {
+    await sandbox.dispose();
+  });
+
+  describe('runFunction', () => {
+    it('returns the value of a function body', async () => {
+      const out = await sandbox.runFunction('return { sum: a + b.c, list: [1, "x"] };', { a: 2, b: { c: 3 } }, limits);
+      expect(out).to.deep.equal({ result: { sum: 5, list: [1, 'x'] }, stdout: '' });
+    });
+
+    it('supports await and async helpers', async () => {
+      const code = 'const wait = async (v) => v * 2;\nlet s = 0;\nfor (const v of items) s += await wait(v);\nreturn s;';
+      const out = await sandbox.runFunction(code, { items: [1, 2, 3] }, limits);
+      expect(out.result).to.equal(12);
+    });
+
+    it('turns undefined into null, inside arrays too', async () => {
+      expect((await sandbox.runFunction('const x = 1;', {}, limits)).result).to.equal(null);
+      expect((await sandbox.runFunction('return [undefined, 1];', {}, limits)).result).to.deep.equal([null, 1]);
+    });
+
+    it('captures console output as lines, objects as JSON', async () => {
+      const code = 'console.log("hello", 1, { a: [1, 2] });\nconsole.warn("careful");\nconsole.error(null);\nreturn true;';
+      const out = await sandbox.runFunction(code, {}, limits);
+      expect(out.stdout).to.equal('hello 1 {"a":[1,2]}\ncareful\nnull');
+    });
+
+    it('binds values as data, never as code (hostile strings stay strings)', async () => {
+      const hostile = '"); globalThis.pwned = true; ("';
+      const out = await sandbox.runFunction('return [text, typeof pwned];', { text: hostile }, limits);
+      expect(out.result).to.deep.equal([hostile, 'undefined']);
+    });
+
+    it('makes bindings read-only globals', async () => {
+      const out = await sandbox.runFunction('try { value = 2; } catch {}\nreturn value;', { value: 1 }, limits);
+      expect(out.result).to.equal(1);
+    });
+
+    it('refuses a binding that would shadow a global', async () => {
+      const err = await failure(sandbox.runFunction('return 1;', { JSON: 1 }, limits));
+      expect(err.code).to.equal('FUNCTION_ERROR');
+      expect(err.message).to.match(/JSON/);
+    });
+
+    it('gives no access to the host: process, require, timers, import()', async () => {
+      const out = await sandbox.runFunction(
+        'return [typeof process, typeof require, typeof setTimeout, typeof fetch, typeof module, typeof WebAssembly];',
+        {},
+        limits,
+      );
+      expect(out.result).to.deep.equal(['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
+      const err = await failure(sandbox.runFunction('const fs = await import("node:fs"); return fs.readFileSync("/etc/hostname", "utf8");', {}, limits));
+      expect(err.code).to.equal('FUNCTION_ERROR');
+    });
+
+    it('does not leak globals from one call to the next', async () => {
+      await sandbox.runFunction('globalThis.leak = 42; Array.prototype.evil = 1; return 1;', {}, limits);
+      const out = await sandbox.runFunction('return [typeof leak, [].evil === undefined];', {}, limits);
+      expect(out.result).to.deep.equal(['undefined', true]);
+    });
+
+    it('reports a thrown error as FUNCTION_ERROR with the message, line and stdout', async () => {
+      const err = await failure(sandbox.runFunction('console.log("before");\nthrow new Error("city not found");', {}, limits));
+      expect(err.code).to.equal('FUNCTION_ERROR');
+      expect(err.message).to.contain('city not found');
+      expect(err.details).to.deep.equal({ line: 2, stdout: 'before' });
+    });
+
+    it('reports runtime type errors and syntax errors as FUNCTION_ERROR', async () => {
+      const typeError = await failure(sandbox.runFunction('const a = null;\n\nreturn a.b;', {}, limits));
+      expect(typeError.code).to.equal('FUNCTION_ERROR');
+      expect(typeError.message).to.match(/^TypeError: .*\(line 3\)$/);
+      const syntax = await failure(sandbox.runFunction('let x = ;', {}, limits));
+      expect(syntax.code).to.equal('FUNCTION_ERROR');
+      expect(syntax.message).to.match(/^SyntaxError/);
+    });
+
+    it('reports a thrown non-Error value', async () => {
+      const err = await failure(sandbox.runFunction('throw "plain text";', {}, limits));
+      expect(err.message).to.equal('plain text');
+    });
+
+    it('rejects results that are not JSON-serializable', async () => {
+      const circular = await failure(sandbox.runFunction('const o = {}; o.self = o; return o;', {}, limits));
+      expect(circular.code).to.equal('FUNCTION_ERROR');
+      expect(circular.message).to.match(/not JSON-serializable/);
+      const fn = await failure(sandbox.runFunction('return () => 1;', {}, limits));
+      expect(fn.message).to.match(/function, which is not JSON-serializable/);
+    });
+  });
+
+  describe('limits', () => {
+    it('stops an infinite loop with FUNCTION_TIMEOUT while the host event loop keeps ticking', async () => {
+      const { ticks, settled } = await ticksDuring(sandbox.runFunction('while (true) {}', {}, { timeoutMs: 300, memoryMb: 16 }));
+      expect(settled.status).to.equal('rejected');
+      const err = (settled as PromiseRejectedResult).reason as TroupeError;
+      expect(err.code).to.equal('FUNCTION_TIMEOUT');
+      expect(err.message).to.equal('function exceeded its 300 ms time limit');
+      // 300 ms at a 10 ms interval: a blocked host would see 0 or 1 tick
+      expect(ticks).to.be.greaterThan(5);
+      expect((await sandbox.runFunction('return "alive";', {}, limits)).result).to.equal('alive');
+    });
+
+    it('stops a loop that starts after an await', async () => {
+      const err = await failure(sandbox.runFunction('await null;\nwhile (true) {}', {}, limits));
+      expect(err.code).to.equal('FUNCTION_TIMEOUT');
+    });
+
+    it('stops a promise that never settles with FUNCTION_TIMEOUT', async () => {
+      const err = await failure(sandbox.runFunction('await new Promise(() => {});', {}, limits));
+      expect(err.code).to.equal('FUNCTION_TIMEOUT');
+      expect(err.message).to.equal('function exceeded its 200 ms time limit');
+      expect((await sandbox.runFunction('return 1;', {}, limits)).result).to.equal(1);
+    });
+
+    it('stops an allocation bomb with FUNCTION_MEMORY and runs the next call on a new isolate', async () => {
+      const bomb = 'const hoard = [];\nwhile (true) hoard.push(new Array(10000).fill("x"));';
+      const err = await failure(sandbox.runFunction(bomb, {}, { timeoutMs: 5000, memoryMb: 16 }));
+      expect(err.code).to.equal('FUNCTION_MEMORY');
+      expect(err.message).to.equal('function exceeded its 16 MiB memory limit');
+      const out = await sandbox.runFunction('return n * 2;', { n: 21 }, { timeoutMs: 5000, memoryMb: 16 });
+      expect(out.result).to.equal(42);
+    });
+
+    it('uses the 8 MB floor of isolated-vm for smaller limits', async () => {
+      const out = await sandbox.runFunction('return 1;', {}, { timeoutMs: 200, memoryMb: 1 });
+      expect(out.result).to.equal(1);
+    });
+
+    it('cancels a running call when the signal aborts', async () => {
+      const controller = new AbortController();
+      const running = sandbox.runFunction('while (true) {}', {}, { timeoutMs: 5000, memoryMb: 16, signal: controller.signal });
+      setTimeout(() => controller.abort(), 50);
+      const err = await failure(running);
+      expect(err.code).to.equal('CANCELLED');
+      expect((await sandbox.runFunction('return 3;', {}, limits)).result).to.equal(3);
+    });
+
+    it('refuses to start when the signal is already aborted', async () => {
+      const controller = new AbortController();
+      controller.abort();
+      const err = await failure(sandbox.runFunction('return 1;', {}, { ...limits, signal: controller.signal }));
+      expect(err.code).to.equal('CANCELLED');
+    });
+
+    it('keeps other calls working while one call runs away', async () => {
+      const runaway = sandbox.runFunction('while (true) {}', {}, { timeoutMs: 400, memoryMb: 16 });
+      const quick = await Promise.all([1, 2, 3].map((n) => sandbox.runFunction('return n;', { n }, limits)));
+      expect(quick.map((q) => q.result)).to.deep.equal([1, 2, 3]);
+      expect((await failure(runaway)).code).to.equal('FUNCTION_TIMEOUT');
+    });
+
+    it('runs many concurrent calls through a bounded pool', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => sandbox.runFunction('await null; return i * i;', { i }, limits)),
+      );
+      expect(results.map((r) => r.result)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i * i));
+    });
+  });
+
+  describe('evaluate', () => {
+    it('evaluates an expression with bindings', async () => {
+      expect(await sandbox.evaluate('__ref0 === 200 && items.length > 1', { __ref0: 200, items: [1, 2] }, limits)).to.equal(true);
+      expect(await sandbox.evaluate('x > 3;', { x: 1 }, limits)).to.equal(false);
+      expect(await sandbox.evaluate('({ a: x })', { x: 'y' }, limits)).to.deep.equal({ a: 'y' });
+    });
+
+    it('reports errors as EXPRESSION_ERROR', async () => {
+      const err = await failure(sandbox.evaluate('missing.field', {}, limits));
+      expect(err.code).to.equal('EXPRESSION_ERROR');
+      expect(err.message).to.match(/ReferenceError: missing is not defined/);
+      const syntax = await failure(sandbox.evaluate('1 +', {}, limits));
+      expect(syntax.code).to.equal('EXPRESSION_ERROR');
+    });
+
+    it('applies the time limit to expressions', async () => {
+      const err = await failure(sandbox.evaluate('(() => { while (true) {} })()', {}, limits));
+      expect(err.code).to.equal('FUNCTION_TIMEOUT');
+      expect(err.message).to.equal('expression exceeded its 200 ms time limit');
+    });
+  });
+
+  it('stops running calls on dispose', async () => {
+    const running = sandbox.runFunction('while (true) {}', {}, { timeoutMs: 5000, memoryMb: 16 });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await sandbox.dispose();
+    const err = await failure(running);
+    expect(err.code).to.equal('INTERNAL');
+    expect(err.message).to.match(/disposed/);
+  });
+
+  it('refuses calls after dispose', async () => {
+    await sandbox.dispose();
+    const err = await failure(sandbox.runFunction('return 1;', {}, limits));
+    expect(err.code).to.equal('INTERNAL');
+  });
+});

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { MemoryBus } from '../../src/bus/memory.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import type { Store } from '../../src/store/types.js';
+import { runWorkflow, testEngine, wf } from '../helpers/runtime.js';
+
+describe('execution records', () => {
+  let store: Store;
+  let bus: MemoryBus;
+  beforeEach(() => {
+    store = openSqliteStore(':memory:');
+    bus = new MemoryBus();
+  });
+  afterEach(async () => {
+    await bus.close();
+    await store.close();
+  });
+
+  it('records every run with its logs in start order, context and events', async () => {
+    const engine = testEngine(bus, { executions: store.executions, secrets: { KEY: 'very-secret-1' } });
+    const doc = wf(
+      [['start', 'starter'], ['a', 'sleep', { ms: 5, value: 'uses {{KEY}}' }], ['b', 'function', { code: 'return <a.value>' }]],
+      [['start', 'a'], ['a', 'b']],
+    );
+    const { result } = await runWorkflow(engine, doc, { city: 'Oslo' });
+    const record = await store.executions.get(result.id);
+    expect(record).to.not.equal(null);
+    expect(record).to.deep.include({ status: 'completed', workflowId: 'wf-test', version: 1, input: { city: 'Oslo' } });
+    expect(record?.output).to.deep.equal({ result: 'uses ***', stdout: '' });
+    expect(record?.logs.map((l) => [l.blockId, l.status, l.order])).to.deep.equal([
+      ['start', 'completed', 0],
+      ['a', 'completed', 1],
+      ['b', 'completed', 2],
+    ]);
+    const a = record?.logs[1];
+    expect(a?.input).to.deep.equal({ ms: 5, value: 'uses ***' });
+    expect(a?.durationMs).to.be.a('number');
+    expect((record?.context as { states: Record<string, string> }).states).to.deep.equal({ start: 'completed', a: 'completed', b: 'completed' });
+    const events = await store.executions.listEvents(result.id);
+    expect(events.map((e) => e.event)).to.include.members(['block.started', 'block.completed', 'done']);
+    expect(JSON.stringify(record)).not.to.contain('very-secret-1');
+  });
+
+  it('keeps the logs of a failed run, with running blocks marked cancelled', async () => {
+    const engine = testEngine(bus, { executions: store.executions });
+    const doc = wf(
+      [['start', 'starter'], ['slow', 'sleep', { ms: 5000 }], ['bad', 'fail', { message: 'kaput' }]],
+      [['start', 'slow'], ['start', 'bad']],
+    );
+    const { result } = await runWorkflow(engine, doc);
+    const record = await store.executions.get(result.id);
+    expect(record?.status).to.equal('failed');
+    expect(record?.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'bad' });
+    const byId = Object.fromEntries((record?.logs ?? []).map((l) => [l.blockId, l.status]));
+    expect(byId).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed' });
+  });
+});

@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+function troupe(args: string[], dataDir: string): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['bin/troupe.js', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, TROUPE_DATA_DIR: dataDir, TROUPE_LOG_LEVEL: 'silent' },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('troupe CLI: run and validate', function () {
+  this.timeout(120_000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs each example with live progress and exit code 0', () => {
+    const runs: [string, string, unknown][] = [
+      ['examples/branching.json', '{"customer":"ada","amount":250}', { status: 200, headers: {}, data: { queue: 'priority', customer: 'ada', amount: 250 } }],
+      ['examples/parallel-join.json', '{"numbers":[1,2,3]}', { result: { count: 3, sum: 6, mean: 2, min: 1, max: 3 }, stdout: '' }],
+      ['examples/error-path.json', '{"payload":"{}"}', { status: 422, headers: {}, data: { error: 'total must be a number (line 2)', total: 0 } }],
+    ];
+    for (const [file, input, output] of runs) {
+      const r = troupe(['run', file, '--input', input, '--json'], dir);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(JSON.parse(r.stdout).output).to.deep.equal(output);
+      const human = troupe(['run', file, '--input', input], dir);
+      expect(human.code).to.equal(0);
+      expect(human.stderr).to.match(/▶ Start \(starter\) started/);
+      expect(human.stderr).to.match(/✔ Start \(starter\) completed in \d+ ms/);
+      expect(human.stdout).to.match(/completed in \d+ ms/);
+    }
+  });
+
+  it('exits non-zero when the execution fails', () => {
+    const r = troupe(['run', 'examples/branching.json', '--input', '{"customer":"ada"}'], dir);
+    expect(r.code).to.equal(1);
+    expect(r.stdout).to.contain('INVALID_INPUT');
+    expect(r.stderr).to.match(/✖ Start \(starter\) failed/);
+  });
+
+  it('validate prints every issue with its JSON path', () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({
+      name: 'bad',
+      blocks: [
+        { id: 's', type: 'starter', name: 'Start', config: {} },
+        { id: 'f', type: 'function', name: 'F.x', config: { code: 'return <nope.x>' } },
+      ],
+      connections: [{ from: 's', to: 'ghost' }],
+    }));
+    const r = troupe(['validate', bad], dir);
+    expect(r.code).to.equal(1);
+    expect(r.stdout).to.contain('/connections/0/to');
+    expect(r.stdout).to.contain('/blocks/1/name');
+    expect(r.stdout).to.contain('/blocks/1/config/code');
+    expect(troupe(['validate', 'examples/branching.json'], dir).code).to.equal(0);
+  });
+
+  it('rejects a bad setting naming the variable', () => {
+    const r = spawnSync(process.execPath, ['bin/troupe.js', 'run', 'examples/branching.json'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, TROUPE_DATA_DIR: dir, TROUPE_FUNCTION_TIMEOUT_MS: 'soon' },
+    });
+    expect(r.status).to.not.equal(0);
+    expect(r.stderr).to.contain('TROUPE_FUNCTION_TIMEOUT_MS');
+  });
+});

@@ -16,7 +16,7 @@ export function publishDownstream(ctx: BlockContext, handles: readonly string[],
     for (const name of ctx.workflow.carry.get(conn.index) ?? []) {
       if (name in known) carried[name] = known[name];
     }
-    const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried };
+    const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried, s: ctx.scopeKey, b: conn.to };
     ctx.bus.publish(blockInbox(ctx.prefix, ctx.run.executionId, ctx.scopeKey, conn.to), msg);
   }
   return [...activeSet];

@@ -1,15 +1,15 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
 import type { Bus } from '../src/bus/types.js';
-import { blockInbox } from '../src/bus/subjects.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
-import { decideReadiness, type InputState } from '../src/model/readiness.js';
+import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
 import { prepareConfig, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
 import type { ContainerActorInput, ContainerEvent } from './iteration.js';
 import { loopMachine } from './loop.js';
+import type { ActorGroup } from './group.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 import { parallelMachine } from './parallel.js';
 
@@ -29,17 +29,32 @@ export interface BlockActorInput {
   iteration: IterationRef | null;
   /** outputs known before any input arrives (a container's children get what reached the container) */
   known?: Record<string, unknown>;
+  /** the actors of this execution (containers spawn their iterations into it) */
+  group: ActorGroup;
+  /** aborted when the scope ends: the execution, or the container iteration set this block is in */
+  signal: AbortSignal;
+  /** how this actor tells its parent (execution or container actor) what happened */
+  report(event: BlockReport | ContainerEvent): void;
 }
 
 export interface BlockContext extends BlockActorInput {
+  /** per incoming connection; mutated in place as messages arrive (the actor's private state) */
   inputs: Map<number, InputState>;
+  pending: number;
+  active: number;
   known: Record<string, unknown>;
   startedAt: number | null;
   /** a container's resolved config (or the error resolving it) */
   prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
 }
 
-type BlockEvent = { type: 'INPUT'; msg: InboxMessage } | { type: 'START' } | { type: 'SKIP' } | { type: 'CHUNK'; text: string } | ContainerEvent;
+type BlockEvent =
+  | { type: 'INPUT'; msg: InboxMessage }
+  | { type: 'START' }
+  | { type: 'SKIP' }
+  | { type: 'CHUNK'; text: string }
+  | { type: 'RUN.DONE'; outcome: BlockOutcome }
+  | ContainerEvent;
 
 function typeOf(ctx: BlockContext): AnyBlockType {
   const type = ctx.blockTypes[ctx.block.type];
@@ -78,50 +93,76 @@ function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
   return settledReport(context, handled, activated);
 }
 
-function runInput(context: BlockContext, emitChunk: (text: string) => void): { run: BlockRunInput } {
-  return { run: { ...context.run, type: typeOf(context) as BlockType<any>, block: context.block, scope: scopeOf(context), emitChunk } };
+/**
+ * Runs the block's task. A plain promise rather than an invoked promise actor (one actor less per
+ * block); cancellation comes from the scope's signal, and a result that arrives after the actor
+ * stopped is dropped.
+ */
+function startTask(context: BlockContext, self: { send(e: BlockEvent): void; getSnapshot(): { status: string } }): void {
+  const active = (): boolean => self.getSnapshot().status === 'active';
+  const run: BlockRunInput = {
+    ...context.run,
+    type: typeOf(context) as BlockType<any>,
+    block: context.block,
+    scope: scopeOf(context),
+    emitChunk: (text) => {
+      if (active()) context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text });
+    },
+  };
+  void runBlock(run, context.signal).then((outcome) => {
+    if (active()) self.send({ type: 'RUN.DONE', outcome });
+  });
 }
 
 export const blockMachine = setup({
   types: { context: {} as BlockContext, input: {} as BlockActorInput, events: {} as BlockEvent },
   actors: {
-    inbox: fromCallback<BlockEvent, { bus: Bus; subject: string }>(({ input, sendBack }) => {
-      const sub = input.bus.subscribe<InboxMessage>(input.subject, (m) => sendBack({ type: 'INPUT', msg: m.data }));
-      return () => sub.unsubscribe();
-    }),
-    run: fromPromise<BlockOutcome, { run: BlockRunInput }>(({ input, signal }) => runBlock(input.run, signal)),
     loop: loopMachine,
     parallel: parallelMachine,
   },
+  actions: {
+    prepareContainer: assign({ prepared: ({ context }) => prepareContainer(context) }),
+  },
   guards: {
-    ready: ({ context }) => decideReadiness([...context.inputs.values()]) === 'run',
-    dead: ({ context }) => context.inputs.size > 0 && decideReadiness([...context.inputs.values()]) === 'skip',
+    ready: ({ context }) => readinessFromCounts(context.inputs.size, context.pending, context.active) === 'run',
+    readyContainer: ({ context }) => readinessFromCounts(context.inputs.size, context.pending, context.active) === 'run' && isContainerType(typeOf(context)),
+    dead: ({ context }) => readinessFromCounts(context.inputs.size, context.pending, context.active) === 'skip',
     container: ({ context }) => isContainerType(typeOf(context)),
     badContainerConfig: ({ context }) => context.prepared !== null && 'error' in context.prepared,
     isLoop: ({ context }) => context.block.type === 'loop',
   },
 }).createMachine({
   id: 'block',
-  context: ({ input }) => ({ ...input, inputs: new Map(input.block.incoming.map((c) => [c.index, 'pending' as InputState])), known: { ...(input.known ?? {}) }, startedAt: null, prepared: null }),
-  invoke: {
-    src: 'inbox',
-    input: ({ context }) => ({ bus: context.bus, subject: blockInbox(context.prefix, context.run.executionId, context.scopeKey, context.block.id) }),
-  },
+  context: ({ input }) => ({
+    ...input,
+    inputs: new Map(input.block.incoming.map((c) => [c.index, 'pending' as InputState])),
+    pending: input.block.incoming.length,
+    active: 0,
+    known: { ...(input.known ?? {}) },
+    startedAt: null,
+    prepared: null,
+  }),
   initial: 'waiting',
   states: {
     waiting: {
       always: [
-        { guard: 'ready', target: 'running' },
+        { guard: 'readyContainer', target: '#block.running.container', actions: 'prepareContainer' },
+        { guard: 'ready', target: '#block.running.task' },
         { guard: 'dead', target: 'skipped' },
       ],
       on: {
-        START: 'running',
+        START: [
+          { guard: 'container', target: '#block.running.container', actions: 'prepareContainer' },
+          { target: '#block.running.task' },
+        ],
         SKIP: 'skipped',
         INPUT: {
           actions: assign(({ context, event }) => {
-            const inputs = new Map(context.inputs);
-            if (inputs.get(event.msg.c) === 'pending') inputs.set(event.msg.c, event.msg.a ? 'active' : 'inactive');
-            return { inputs, known: { ...context.known, ...event.msg.o } };
+            const { c, a, o } = event.msg;
+            if (context.inputs.get(c) !== 'pending') return {};
+            context.inputs.set(c, a ? 'active' : 'inactive');
+            Object.assign(context.known, o);
+            return { pending: context.pending - 1, active: context.active + (a ? 1 : 0) };
           }),
         },
       },
@@ -129,30 +170,21 @@ export const blockMachine = setup({
     running: {
       entry: [
         assign({ startedAt: () => Date.now() }),
-        sendParent(({ context }) => ({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt ?? Date.now(), iteration: context.iteration })),
+        ({ context }) => context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt ?? Date.now(), iteration: context.iteration }),
       ],
-      initial: 'choosing',
+      // entered only through #block.running.task or #block.running.container
+      initial: 'task',
       states: {
-        choosing: {
-          always: [
-            { guard: 'container', target: 'container', actions: assign({ prepared: ({ context }) => prepareContainer(context) }) },
-            { target: 'task' },
-          ],
-        },
         task: {
-          on: { CHUNK: { actions: sendParent(({ context, event }) => ({ type: 'BLOCK.CHUNK', blockId: context.block.id, text: event.text })) } },
-          invoke: {
-            src: 'run',
-            input: ({ context, self }) => runInput(context, (text) => self.send({ type: 'CHUNK', text })),
-            onDone: { target: '#block.settled', actions: sendParent(({ context, event }) => settleWith(context, event.output)) },
-          },
+          entry: ({ context, self }) => startTask(context, self),
+          on: { 'RUN.DONE': { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, event.outcome)) } },
         },
         container: {
           on: {
-            'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
-            'BLOCK.SETTLED': { actions: sendParent(({ event }) => event) },
-            'BLOCK.CHUNK': { actions: sendParent(({ event }) => event) },
-            'CONTAINER.ITERATION': { actions: sendParent(({ event }) => event) },
+            'BLOCK.STARTED': { actions: ({ context, event }) => context.report(event) },
+            'BLOCK.SETTLED': { actions: ({ context, event }) => context.report(event) },
+            'BLOCK.CHUNK': { actions: ({ context, event }) => context.report(event) },
+            'CONTAINER.ITERATION': { actions: ({ context, event }) => context.report(event) },
           },
           initial: 'starting',
           states: {
@@ -166,38 +198,39 @@ export const blockMachine = setup({
             broken: {
               always: {
                 target: '#block.settled',
-                actions: sendParent(({ context }) => {
+                actions: ({ context }) => {
                   const error = context.prepared !== null && 'error' in context.prepared ? context.prepared.error : null;
-                  return settleWith(context, containerOutcome(context, { ok: false, results: [], error: null }, error));
-                }),
+                  context.report(settleWith(context, containerOutcome(context, { ok: false, results: [], error: null }, error)));
+                },
               },
             },
             loop: {
               invoke: {
                 src: 'loop',
                 input: ({ context }) => containerInput(context),
-                onDone: { target: '#block.settled', actions: sendParent(({ context, event }) => settleWith(context, containerOutcome(context, event.output, null))) },
+                onDone: { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, containerOutcome(context, event.output, null))) },
               },
             },
             parallel: {
               invoke: {
                 src: 'parallel',
                 input: ({ context }) => containerInput(context),
-                onDone: { target: '#block.settled', actions: sendParent(({ context, event }) => settleWith(context, containerOutcome(context, event.output, null))) },
+                onDone: { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, containerOutcome(context, event.output, null))) },
               },
             },
           },
         },
       },
     },
+    // Settled actors stay alive (not final) until the execution ends and stops them all at
+    // once: XState copies the parent's children map on every stop, which made each settle O(n).
     skipped: {
-      type: 'final',
-      entry: enqueueActions(({ context, enqueue }) => {
+      entry: ({ context }) => {
         publishDownstream(context, [], null);
-        enqueue.sendParent(settledReport(context, null, []));
-      }),
+        context.report(settledReport(context, null, []));
+      },
     },
-    settled: { type: 'final' },
+    settled: {},
   },
 });
 

@@ -1,26 +1,22 @@
-import { assign, enqueueActions, fromCallback, setup } from 'xstate';
+import { setMaxListeners } from 'node:events';
+import { assign, fromCallback, setup } from 'xstate';
 import type { Bus } from '../src/bus/types.js';
-import { executionControl } from '../src/bus/subjects.js';
+import { executionControl, executionInboxes } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import { startDecision } from '../src/model/readiness.js';
 import {
-  applyIteration,
   asResponse,
   buildResult,
-  cancelRunning,
-  decisionOf,
-  emptyContextData,
+  ExecutionLedger,
   executionError,
   finalOutput,
-  logKey,
-  settledLog,
-  startedLog,
   type ExecutionContextData,
 } from '../src/runtime/execution-state.js';
 import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockMachine, type BlockActorInput } from './block.js';
+import { ActorGroup } from './group.js';
 import type { ContainerEvent } from './iteration.js';
-import type { BlockReport } from './messages.js';
+import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
 
 export interface ExecutionActorInput {
   executionId: string;
@@ -39,7 +35,12 @@ export interface ExecutionActorInput {
 
 interface ExecutionContext extends ExecutionActorInput {
   startedAt: number;
-  data: ExecutionContextData;
+  /** every block actor of the execution, by inbox key */
+  group: ActorGroup;
+  /** aborted when the execution ends: cancels running blocks */
+  controller: AbortController;
+  /** mutated in place (see ExecutionLedger) */
+  ledger: ExecutionLedger;
   response: ResponseOutput | null;
   error: ExecutionError | null;
   result: ExecutionResult | null;
@@ -48,7 +49,7 @@ interface ExecutionContext extends ExecutionActorInput {
 type ExecutionEventIn = ContainerEvent | { type: 'CANCEL' };
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
-function blockInput(ctx: ExecutionContext, blockId: string): BlockActorInput {
+function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorInput['report']): BlockActorInput {
   const block = ctx.workflow.blocks.get(blockId);
   if (block === undefined) throw new Error(`unknown block ${blockId}`);
   return {
@@ -61,6 +62,9 @@ function blockInput(ctx: ExecutionContext, blockId: string): BlockActorInput {
     blockTypes: ctx.blockTypes,
     variables: ctx.workflow.variables,
     iteration: null,
+    group: ctx.group,
+    signal: ctx.controller.signal,
+    report,
   };
 }
 
@@ -72,35 +76,26 @@ function isResponse(ctx: ExecutionContext, e: Settled): boolean {
   return e.iteration === null && e.status === 'completed' && ctx.workflow.blocks.get(e.blockId)?.type === 'response';
 }
 
-/** Folds one settled report into the execution context and tells observers. */
-function applySettled(ctx: ExecutionContext, e: Settled): ExecutionContextData {
-  const data = ctx.data;
-  const key = logKey(e.blockId, e.iteration);
-  const index = data.logs.findIndex((l) => logKey(l.blockId, l.iteration) === key);
-  const previous = index >= 0 ? data.logs[index] : undefined;
-  const skippedOrder = previous === undefined ? data.nextOrder : previous.order;
-  const log = settledLog(ctx.workflow, e, previous, skippedOrder);
-  const logs = index >= 0 ? data.logs.map((l, i) => (i === index ? log : l)) : [...data.logs, log];
+/** Every running block listens on the execution's signal: many listeners are expected. */
+function unboundedController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
+/** Folds one settled report into the ledger and tells observers. */
+function applySettled(ctx: ExecutionContext, e: Settled): void {
+  const log = ctx.ledger.settled(e);
   ctx.notify({ type: `block.${e.status}`, data: log });
-  if (e.iteration !== null) return { ...data, logs };
-  const decision = decisionOf(log.blockType, e.output);
-  return {
-    ...data,
-    logs,
-    nextOrder: previous === undefined ? data.nextOrder + 1 : data.nextOrder,
-    states: { ...data.states, [e.blockId]: e.status },
-    outputs: e.output === null ? data.outputs : { ...data.outputs, [e.blockId]: e.output },
-    activeConnections: [...data.activeConnections, ...e.activated],
-    decisions: decision === undefined ? data.decisions : { ...data.decisions, [e.blockId]: decision },
-    settledTopLevel: data.settledTopLevel + 1,
-  };
 }
 
 function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): Partial<ExecutionContext> {
   const at = Date.now();
-  const data = { ...ctx.data, logs: cancelRunning(ctx.data.logs, at) };
-  const result = buildResult({ id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt }, { status, output, error, response: ctx.response, at });
-  return { data, result };
+  ctx.controller.abort();
+  ctx.group.stopAll();
+  ctx.ledger.cancelRunning(at);
+  const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
+  return { result: buildResult(base, { status, output, error, response: ctx.response, at }) };
 }
 
 export const executionMachine = setup({
@@ -111,9 +106,16 @@ export const executionMachine = setup({
     output: {} as { result: ExecutionResult | null; data: ExecutionContextData },
   },
   actors: {
-    block: blockMachine,
     control: fromCallback<ExecutionEventIn, { bus: Bus; subject: string }>(({ input, sendBack }) => {
       const sub = input.bus.subscribe(input.subject, () => sendBack({ type: 'CANCEL' }));
+      return () => sub.unsubscribe();
+    }),
+    // One subscription for every block inbox of the execution: each message goes to the block
+    // actor it names, wherever it sits (top level or inside a container iteration).
+    inboxes: fromCallback<ExecutionEventIn, { bus: Bus; subject: string; group: ActorGroup }>(({ input }) => {
+      const sub = input.bus.subscribe<InboxMessage>(input.subject, (m) => {
+        input.group.send(inboxKey(m.data.s, m.data.b), { type: 'INPUT', msg: m.data });
+      });
       return () => sub.unsubscribe();
     }),
   },
@@ -123,26 +125,37 @@ export const executionMachine = setup({
   guards: {
     fatal: ({ context, event }) => event.type === 'BLOCK.SETTLED' && isFatal(context, event),
     response: ({ context, event }) => event.type === 'BLOCK.SETTLED' && isResponse(context, event),
-    allSettled: ({ context }) => context.data.settledTopLevel >= context.workflow.topLevel.length,
+    allSettled: ({ context }) => context.ledger.allSettled,
   },
 }).createMachine({
   id: 'execution',
-  context: ({ input }) => ({ ...input, startedAt: Date.now(), data: emptyContextData(input.workflow), response: null, error: null, result: null }),
-  invoke: {
-    src: 'control',
-    input: ({ context }) => ({ bus: context.bus, subject: executionControl(context.prefix, context.executionId) }),
-  },
+  context: ({ input }) => ({
+    ...input,
+    startedAt: Date.now(),
+    group: new ActorGroup(),
+    controller: unboundedController(),
+    ledger: new ExecutionLedger(input.workflow),
+    response: null,
+    error: null,
+    result: null,
+  }),
+  invoke: [
+    { src: 'control', input: ({ context }) => ({ bus: context.bus, subject: executionControl(context.prefix, context.executionId) }) },
+    { src: 'inboxes', input: ({ context }) => ({ bus: context.bus, subject: executionInboxes(context.prefix, context.executionId), group: context.group }) },
+  ],
   initial: 'running',
   states: {
     running: {
-      entry: enqueueActions(({ context, enqueue }) => {
-        for (const id of context.workflow.topLevel) enqueue.spawnChild('block', { id, input: blockInput(context, id) });
-        for (const id of context.workflow.topLevel) {
-          const decision = startDecision(context.workflow, id);
-          if (decision === 'run') enqueue.sendTo(id, { type: 'START' });
-          else if (decision === 'skip') enqueue.sendTo(id, { type: 'SKIP' });
+      entry: ({ context, self }) => {
+        const report = (event: BlockReport | ContainerEvent): void => self.send(event);
+        const { group, workflow } = context;
+        for (const id of workflow.topLevel) group.spawn(inboxKey('root', id), blockMachine, blockInput(context, id, report));
+        for (const id of workflow.topLevel) {
+          const decision = startDecision(workflow, id);
+          if (decision === 'run') group.send(inboxKey('root', id), { type: 'START' });
+          else if (decision === 'skip') group.send(inboxKey('root', id), { type: 'SKIP' });
         }
-      }),
+      },
       after: {
         executionTimeout: {
           target: 'failed',
@@ -154,37 +167,35 @@ export const executionMachine = setup({
       always: { guard: 'allSettled', target: 'completed' },
       on: {
         'BLOCK.STARTED': {
-          actions: assign(({ context, event }) => {
-            const log = startedLog(context.workflow, event.blockId, event.at, context.data.nextOrder, event.iteration);
+          actions: ({ context, event }) => {
+            const log = context.ledger.started(event.blockId, event.at, event.iteration);
             context.notify({
               type: 'block.started',
               data: { blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, order: log.order, iteration: log.iteration },
             });
-            const states = event.iteration === null ? { ...context.data.states, [event.blockId]: 'running' as const } : context.data.states;
-            return { data: { ...context.data, logs: [...context.data.logs, log], nextOrder: context.data.nextOrder + 1, states } };
-          }),
+          },
         },
         'BLOCK.SETTLED': [
           {
             guard: 'fatal',
             target: 'failed',
             actions: assign(({ context, event }) => {
-              const data = applySettled(context, event);
-              return { data, error: executionError(event.error, event.blockId) };
+              applySettled(context, event);
+              return { error: executionError(event.error, event.blockId) };
             }),
           },
           {
             guard: 'response',
             target: 'completed',
-            actions: assign(({ context, event }) => ({
-              data: applySettled(context, event),
-              response: asResponse(event.output ?? {}),
-            })),
+            actions: assign(({ context, event }) => {
+              applySettled(context, event);
+              return { response: asResponse(event.output ?? {}) };
+            }),
           },
-          { actions: assign(({ context, event }) => ({ data: applySettled(context, event) })) },
+          { actions: ({ context, event }) => applySettled(context, event) },
         ],
         'CONTAINER.ITERATION': {
-          actions: assign(({ context, event }) => ({ data: { ...context.data, iterations: applyIteration(context.data.iterations, event) } })),
+          actions: ({ context, event }) => context.ledger.iteration(event),
         },
         'BLOCK.CHUNK': {
           actions: ({ context, event }) => context.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } }),
@@ -198,7 +209,7 @@ export const executionMachine = setup({
     completed: {
       type: 'final',
       entry: assign(({ context }) => {
-        const output = context.response ?? finalOutput(context.workflow, context.data);
+        const output = context.response ?? finalOutput(context.workflow, context.ledger);
         return finish(context, 'completed', output, null);
       }),
     },
@@ -211,5 +222,5 @@ export const executionMachine = setup({
       entry: assign(({ context }) => finish(context, 'cancelled', null, context.error)),
     },
   },
-  output: ({ context }) => ({ result: context.result, data: context.data }),
+  output: ({ context }) => ({ result: context.result, data: context.ledger.snapshot() }),
 });

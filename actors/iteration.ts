@@ -1,7 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import type { AnyActorLogic } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
+import { inboxKey } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
 import type { BlockActorInput } from './block.js';
 import type { BlockReport } from './messages.js';
@@ -25,6 +27,8 @@ export interface ContainerOutput {
 export interface IterationProgress {
   remaining: number;
   outputs: Map<string, Record<string, unknown>>;
+  /** inbox keys of this iteration's actors, stopped when it ends */
+  keys: string[];
 }
 
 export type ContainerEvent =
@@ -37,33 +41,56 @@ export function scopeKeyOf(owner: BlockActorInput, index: number): string {
   return `${owner.scopeKey}/${owner.block.id}/${index}`;
 }
 
-/** Inputs of the child block actors of iteration `index`, and which of them start by themselves. */
-export function iterationChildren(
+/** How a container actor reaches the actors it spawns. */
+export interface SpawnScope {
+  report(event: BlockReport | ContainerEvent): void;
+  signal: AbortSignal;
+}
+
+/**
+ * Spawns the child block actors of iteration `index` into the execution's group and starts the
+ * ones with no sibling input. Returns the progress record of the iteration.
+ */
+export function spawnIteration(
   input: ContainerActorInput,
   index: number,
   scope: { loop?: IterationScope; parallel?: IterationScope },
-  extraKnown: Record<string, unknown> = {},
-): { id: string; actorId: string; input: BlockActorInput; starts: boolean }[] {
+  spawn: SpawnScope,
+): IterationProgress {
   const { owner } = input;
-  const known = { ...(owner.known ?? {}), ...extraKnown };
-  return owner.block.children.map((childId) => {
+  const scopeKey = scopeKeyOf(owner, index);
+  const children = owner.block.children.map((childId) => {
     const block = owner.workflow.blocks.get(childId);
     if (block === undefined) throw new Error(`unknown child block ${childId}`);
     const childInput: BlockActorInput = {
       ...owner,
-      scopeKey: scopeKeyOf(owner, index),
+      scopeKey,
       block,
       iteration: { container: owner.block.id, index },
-      known,
+      known: owner.known ?? {},
+      report: spawn.report,
+      signal: spawn.signal,
       ...(scope.loop ? { loop: scope.loop } : {}),
       ...(scope.parallel ? { parallel: scope.parallel } : {}),
     };
-    return { id: childId, actorId: `${childId}#${index}`, input: childInput, starts: startDecision(owner.workflow, childId) === 'run' };
+    return { key: inboxKey(scopeKey, childId), input: childInput, decision: startDecision(owner.workflow, childId) };
   });
+  for (const c of children) owner.group.spawn(c.key, input.blockLogic, c.input);
+  for (const c of children) {
+    if (c.decision === 'run') owner.group.send(c.key, { type: 'START' });
+    else if (c.decision === 'skip') owner.group.send(c.key, { type: 'SKIP' });
+  }
+  return { remaining: children.length, outputs: new Map(), keys: children.map((c) => c.key) };
 }
 
-export function newProgress(owner: BlockActorInput): IterationProgress {
-  return { remaining: owner.block.children.length, outputs: new Map() };
+/** An abort controller that also aborts when the enclosing scope does. */
+export function childController(parent: AbortSignal): AbortController {
+  const controller = new AbortController();
+  // every block of every running iteration listens on it
+  setMaxListeners(0, controller.signal);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', () => controller.abort(parent.reason), { once: true });
+  return controller;
 }
 
 /** A report from one of this container's own children (nested containers' reports pass through). */
@@ -86,7 +113,7 @@ export function settleChild(
   const block = owner.workflow.blocks.get(event.blockId);
   const outputs = new Map(progress.outputs);
   if (block !== undefined && event.output !== null && event.status !== 'skipped') outputs.set(block.normName, event.output);
-  const next = { remaining: progress.remaining - 1, outputs };
+  const next = { ...progress, remaining: progress.remaining - 1, outputs };
   if (next.remaining > 0) return { progress: next, result: null };
   const names = owner.block.children.map((id) => owner.workflow.blocks.get(id)?.normName ?? id);
   return { progress: next, result: iterationResult(names, outputs) };

@@ -3,11 +3,11 @@ import { errorInfo, type ErrorInfo } from '../src/errors.js';
 import { collectionItems, countOf, loopStep, type LoopKind, type LoopStep } from '../src/model/iteration.js';
 import { bindCode, type IterationScope, type ReferenceScope } from '../src/model/references.js';
 import {
+  childController,
   childFailure,
   isOwnChild,
-  iterationChildren,
-  newProgress,
   settleChild,
+  spawnIteration,
   type ContainerActorInput,
   type ContainerEvent,
   type ContainerOutput,
@@ -15,6 +15,8 @@ import {
 } from './iteration.js';
 
 interface LoopContext extends ContainerActorInput {
+  /** aborts this loop's running children when it ends */
+  controller: AbortController;
   kind: LoopKind;
   items: unknown[];
   total: number | null;
@@ -62,6 +64,12 @@ function conditionScope(ctx: LoopContext): ReferenceScope {
   };
 }
 
+/** Stops whatever still runs in the current iteration (a failure ends the loop early). */
+function endLoop(ctx: LoopContext): void {
+  ctx.controller.abort();
+  if (ctx.progress !== null) ctx.owner.group.stop(ctx.progress.keys);
+}
+
 export const loopMachine = setup({
   types: { context: {} as LoopContext, input: {} as ContainerActorInput, events: {} as ContainerEvent, output: {} as ContainerOutput },
   actors: {
@@ -85,7 +93,16 @@ export const loopMachine = setup({
   },
 }).createMachine({
   id: 'loop',
-  context: ({ input }) => ({ ...input, ...plan(input.config), done: 0, holds: undefined, progress: null, lastOutputs: {}, results: [] }),
+  context: ({ input }) => ({
+    ...input,
+    ...plan(input.config),
+    controller: childController(input.owner.signal),
+    done: 0,
+    holds: undefined,
+    progress: null,
+    lastOutputs: {},
+    results: [],
+  }),
   initial: 'deciding',
   states: {
     deciding: {
@@ -112,19 +129,18 @@ export const loopMachine = setup({
       },
     },
     iterating: {
-      entry: enqueueActions(({ context, enqueue }) => {
+      entry: enqueueActions(({ context, enqueue, self }) => {
         const index = context.done;
         const parallel = context.owner.parallel;
-        const children = iterationChildren(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) });
         enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'started', total: context.total });
-        if (children.length === 0) {
+        if (context.owner.block.children.length === 0) {
           // an empty body still counts as an iteration, with an empty result
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
         }
-        enqueue.assign({ progress: newProgress(context.owner), holds: undefined });
-        for (const c of children) enqueue.spawnChild(context.blockLogic as never, { id: c.actorId, input: c.input } as never);
-        for (const c of children) if (c.starts) enqueue.sendTo(c.actorId, { type: 'START' });
+        const spawn = { report: (e: ContainerEvent) => self.send(e), signal: context.controller.signal };
+        const progress = spawnIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
+        enqueue.assign({ progress, holds: undefined });
       }),
       on: {
         'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
@@ -140,9 +156,11 @@ export const loopMachine = setup({
           {
             actions: enqueueActions(({ context, event, enqueue }) => {
               enqueue.sendParent(event);
-              const settled = settleChild(context.owner, context.progress ?? newProgress(context.owner), event);
+              if (context.progress === null) return;
+              const settled = settleChild(context.owner, context.progress, event);
               enqueue.assign({ progress: settled.progress });
               if (settled.result === null) return;
+              context.owner.group.stop(settled.progress.keys);
               enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: settled.result });
               enqueue.assign({
                 results: [...context.results, settled.result],
@@ -156,8 +174,8 @@ export const loopMachine = setup({
       },
       always: { guard: ({ context }) => context.progress === null, target: 'deciding' },
     },
-    finished: { type: 'final' },
-    failed: { type: 'final' },
+    finished: { type: 'final', entry: ({ context }) => endLoop(context) },
+    failed: { type: 'final', entry: ({ context }) => endLoop(context) },
   },
   output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
 });

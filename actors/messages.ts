@@ -13,6 +13,14 @@ export interface InboxMessage {
   a: boolean;
   /** carried outputs, by normalized block name */
   o: Record<string, unknown>;
+  /** receiver: its scope and block id (the subject says the same; this saves parsing it) */
+  s: string;
+  b: string;
+}
+
+/** The system id of a block actor: unique within its execution (each execution is its own actor system). */
+export function inboxKey(scopeKey: string, blockId: string): string {
+  return `${scopeKey}|${blockId}`;
 }
 
 /** Events a block actor sends to its parent (the execution actor or a container actor). */

@@ -2,11 +2,11 @@ import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { branchesToStart, collectionItems, countOf } from '../src/model/iteration.js';
 import {
+  childController,
   childFailure,
   isOwnChild,
-  iterationChildren,
-  newProgress,
   settleChild,
+  spawnIteration,
   type ContainerActorInput,
   type ContainerEvent,
   type ContainerOutput,
@@ -14,6 +14,8 @@ import {
 } from './iteration.js';
 
 interface ParallelContext extends ContainerActorInput {
+  /** aborts every running branch when the parallel ends */
+  controller: AbortController;
   items: unknown[];
   total: number;
   concurrency: number;
@@ -42,32 +44,34 @@ function plan(config: Record<string, unknown>): Pick<ParallelContext, 'items' | 
 interface Enqueue {
   assign(values: Partial<ParallelContext>): void;
   sendParent(event: ContainerEvent): void;
-  spawnChild(logic: ContainerActorInput['blockLogic'], options: { id: string; input: unknown }): void;
-  sendTo(actorId: string, event: { type: 'START' }): void;
 }
 
 /** Starts as many branches as the concurrency limit allows, in index order. */
-function startBranches(ctx: ParallelContext, enqueue: Enqueue): void {
+function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: ContainerEvent): void }): void {
   const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency);
   if (indexes.length === 0) return;
   const running = new Map(ctx.running);
   const results = [...ctx.results];
   let finished = ctx.finished;
+  const spawn = { report: (e: ContainerEvent) => self.send(e), signal: ctx.controller.signal };
   for (const index of indexes) {
-    const scope = { index, item: ctx.items.length > 0 ? ctx.items[index] : index, items: ctx.items };
-    const children = iterationChildren(ctx, index, { parallel: scope, ...(ctx.owner.loop ? { loop: ctx.owner.loop } : {}) });
     enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: ctx.owner.block.id, index, phase: 'started', total: ctx.total });
-    if (children.length === 0) {
+    if (ctx.owner.block.children.length === 0) {
       results[index] = {};
       finished += 1;
       continue;
     }
-    running.set(index, newProgress(ctx.owner));
-    for (const c of children) enqueue.spawnChild(ctx.blockLogic, { id: c.actorId, input: c.input });
-    for (const c of children) if (c.starts) enqueue.sendTo(c.actorId, { type: 'START' });
+    const scope = { index, item: ctx.items.length > 0 ? ctx.items[index] : index, items: ctx.items };
+    running.set(index, spawnIteration(ctx, index, { parallel: scope, ...(ctx.owner.loop ? { loop: ctx.owner.loop } : {}) }, spawn));
   }
   const nextIndex = (indexes[indexes.length - 1] ?? ctx.nextIndex) + 1;
   enqueue.assign({ running, results, finished, nextIndex });
+}
+
+/** Stops every branch still running (a failure ends the parallel early). */
+function endParallel(ctx: ParallelContext): void {
+  ctx.controller.abort();
+  for (const progress of ctx.running.values()) ctx.owner.group.stop(progress.keys);
 }
 
 export const parallelMachine = setup({
@@ -78,14 +82,22 @@ export const parallelMachine = setup({
   },
 }).createMachine({
   id: 'parallel',
-  context: ({ input }) => ({ ...input, ...plan(input.config), nextIndex: 0, running: new Map(), finished: 0, results: [] }),
+  context: ({ input }) => ({
+    ...input,
+    ...plan(input.config),
+    controller: childController(input.owner.signal),
+    nextIndex: 0,
+    running: new Map(),
+    finished: 0,
+    results: [],
+  }),
   initial: 'checking',
   states: {
     checking: {
       always: [{ guard: 'broken', target: 'failed' }, { target: 'running' }],
     },
     running: {
-      entry: enqueueActions(({ context, enqueue }) => startBranches(context, enqueue as unknown as Enqueue)),
+      entry: enqueueActions(({ context, enqueue, self }) => startBranches(context, enqueue as unknown as Enqueue, self)),
       always: { guard: 'allDone', target: 'finished' },
       on: {
         'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
@@ -99,7 +111,7 @@ export const parallelMachine = setup({
             actions: [sendParent(({ event }) => event), assign({ error: ({ event }) => childFailure(event) })],
           },
           {
-            actions: enqueueActions(({ context, event, enqueue }) => {
+            actions: enqueueActions(({ context, event, enqueue, self }) => {
               enqueue.sendParent(event);
               const index = event.iteration?.index ?? -1;
               const progress = context.running.get(index);
@@ -112,19 +124,20 @@ export const parallelMachine = setup({
                 return;
               }
               running.delete(index);
+              context.owner.group.stop(progress.keys);
               const results = [...context.results];
               results[index] = settled.result;
               enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'finished', total: context.total, result: settled.result });
               const next = { ...context, running, results, finished: context.finished + 1 };
               enqueue.assign({ running, results, finished: next.finished });
-              startBranches(next, enqueue as unknown as Enqueue);
+              startBranches(next, enqueue as unknown as Enqueue, self);
             }),
           },
         ],
       },
     },
-    finished: { type: 'final' },
-    failed: { type: 'final' },
+    finished: { type: 'final', entry: ({ context }) => endParallel(context) },
+    failed: { type: 'final', entry: ({ context }) => endParallel(context) },
   },
   output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
 });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { OutboundRequest, OutboundResult } from '../outbound/types.js';
 import type { Sandbox } from '../sandbox/types.js';
 
 /** A clock that tests can drive (DESIGN example 3). */
@@ -14,7 +15,7 @@ export interface TriggerInfo {
 
 /** Outbound HTTP used by the api block (implemented in src/outbound). */
 export interface HttpClientPort {
-  send(request: import('../outbound/types.js').OutboundRequest, signal: AbortSignal): Promise<import('../outbound/types.js').OutboundResult>;
+  send(request: OutboundRequest, signal: AbortSignal): Promise<OutboundResult>;
 }
 
 export interface BlockServices {

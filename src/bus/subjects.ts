@@ -103,6 +103,11 @@ export function blockInbox(prefix: string, executionId: string, scopeKey: string
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.block.${encodeToken(scopeKey)}.${encodeToken(blockId)}`;
 }
 
+/** Every block inbox of one execution: the execution actor's one subscription routes them. */
+export function executionInboxes(prefix: string, executionId: string): string {
+  return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.block.>`;
+}
+
 /** Block actors report results here; the execution actor subscribes. */
 export function executionReports(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.reports`;

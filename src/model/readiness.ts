@@ -43,3 +43,13 @@ export function startDecision(compiled: CompiledWorkflow, blockId: string): Read
   if (block.incoming.length > 0) return 'wait';
   return block.parent === undefined ? 'skip' : 'run';
 }
+
+/**
+ * The same rule as decideReadiness, from counts a block actor keeps as inputs arrive (so it does
+ * not rebuild an array per message): wait while any input is pending; run if one is active.
+ */
+export function readinessFromCounts(total: number, pending: number, active: number): Readiness {
+  if (pending > 0) return 'wait';
+  if (active > 0) return 'run';
+  return total > 0 ? 'skip' : 'wait';
+}

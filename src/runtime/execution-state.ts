@@ -8,7 +8,7 @@ type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
 /**
  * The execution context of SPEC §2, kept by the execution actor and visible in the record:
- * block states and outputs, active connections, routing decisions, the logs.
+ * block states and outputs, active connections, routing decisions, iteration state, the logs.
  */
 export interface ExecutionContextData {
   states: Record<string, BlockLogEntry['status']>;
@@ -16,8 +16,6 @@ export interface ExecutionContextData {
   activeConnections: number[];
   decisions: Record<string, string | null>;
   logs: BlockLogEntry[];
-  nextOrder: number;
-  settledTopLevel: number;
   /** loop/parallel iteration state by container block id (the latest run of a nested container) */
   iterations: Record<string, IterationState>;
 }
@@ -27,6 +25,74 @@ export interface IterationState {
   running: number[];
   finished: number;
   results: unknown[];
+}
+
+/**
+ * The execution actor's ledger. It is mutated in place on purpose: copying states, outputs and
+ * logs on every report made each execution O(blocks²) in time and garbage.
+ */
+export class ExecutionLedger {
+  readonly states: Record<string, BlockLogEntry['status']> = {};
+  readonly outputs: Record<string, Record<string, unknown>> = {};
+  readonly activeConnections: number[] = [];
+  readonly decisions: Record<string, string | null> = {};
+  readonly iterations: Record<string, IterationState> = {};
+  private readonly logs = new Map<string, BlockLogEntry>();
+  private nextOrder = 0;
+  settledTopLevel = 0;
+
+  constructor(private readonly workflow: CompiledWorkflow) {
+    for (const id of workflow.topLevel) this.states[id] = 'pending';
+  }
+
+  started(blockId: string, at: number, iteration: IterationRef | null): BlockLogEntry {
+    const log = startedLog(this.workflow, blockId, at, this.nextOrder++, iteration);
+    this.logs.set(logKey(blockId, iteration), log);
+    if (iteration === null) this.states[blockId] = 'running';
+    return log;
+  }
+
+  settled(e: Settled): BlockLogEntry {
+    const key = logKey(e.blockId, e.iteration);
+    const previous = this.logs.get(key);
+    const log = settledLog(this.workflow, e, previous, previous?.order ?? this.nextOrder++);
+    this.logs.set(key, log);
+    if (e.iteration !== null) return log;
+    this.states[e.blockId] = e.status;
+    if (e.output !== null) this.outputs[e.blockId] = e.output;
+    for (const c of e.activated) this.activeConnections.push(c);
+    const decision = decisionOf(log.blockType, e.output);
+    if (decision !== undefined) this.decisions[e.blockId] = decision;
+    this.settledTopLevel += 1;
+    return log;
+  }
+
+  iteration(e: Parameters<typeof applyIteration>[1]): void {
+    Object.assign(this.iterations, applyIteration(this.iterations, e));
+  }
+
+  /** Logs of blocks still running become cancelled when the execution ends early. */
+  cancelRunning(at: number): void {
+    for (const [key, log] of this.logs) {
+      if (log.status !== 'running') continue;
+      this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs: log.startedAt === null ? null : at - Date.parse(log.startedAt) });
+    }
+  }
+
+  get allSettled(): boolean {
+    return this.settledTopLevel >= this.workflow.topLevel.length;
+  }
+
+  snapshot(): ExecutionContextData {
+    return {
+      states: this.states,
+      outputs: this.outputs,
+      activeConnections: this.activeConnections,
+      decisions: this.decisions,
+      logs: [...this.logs.values()].sort((a, b) => a.order - b.order),
+      iterations: this.iterations,
+    };
+  }
 }
 
 export function applyIteration(
@@ -45,12 +111,6 @@ export function applyIteration(
           results: Object.assign([...current.results], { [e.index]: e.result ?? null }),
         };
   return { ...iterations, [e.containerId]: next };
-}
-
-export function emptyContextData(workflow: CompiledWorkflow): ExecutionContextData {
-  const states: Record<string, BlockLogEntry['status']> = {};
-  for (const id of workflow.topLevel) states[id] = 'pending';
-  return { states, outputs: {}, activeConnections: [], decisions: {}, logs: [], nextOrder: 0, settledTopLevel: 0, iterations: {} };
 }
 
 export function logKey(blockId: string, iteration: IterationRef | null): string {
@@ -96,15 +156,6 @@ export function settledLog(workflow: CompiledWorkflow, report: Settled, previous
   };
 }
 
-/** Marks the logs of blocks still running as cancelled when the execution ends early. */
-export function cancelRunning(logs: BlockLogEntry[], at: number): BlockLogEntry[] {
-  return logs.map((log) =>
-    log.status === 'running'
-      ? { ...log, status: 'cancelled', endedAt: iso(at), durationMs: log.startedAt === null ? null : at - Date.parse(log.startedAt) }
-      : log,
-  );
-}
-
 export function decisionOf(blockType: string, output: Record<string, unknown> | null): string | null | undefined {
   if (output === null) return undefined;
   if (blockType === 'condition') return (output['selectedBranch'] as string | null | undefined) ?? null;
@@ -124,7 +175,7 @@ export function asResponse(output: Record<string, unknown>): ResponseOutput {
   };
 }
 
-export function finalOutput(workflow: CompiledWorkflow, data: ExecutionContextData): unknown {
+export function finalOutput(workflow: CompiledWorkflow, data: Pick<ExecutionContextData, 'outputs' | 'states'>): unknown {
   const completed = new Map<string, Record<string, unknown>>();
   for (const id of workflow.topLevel) {
     const output = data.outputs[id];

@@ -86,8 +86,9 @@ export class IsolatedVmSandbox implements Sandbox {
       const script = await compile(slot, kind, source, lineOffset, limits);
       context = await slot.takeContext();
       if (limits.signal?.aborted === true) throw cancelled();
-      // The isolate is idle here (the slot is ours and the context is built), so this is brief.
-      context.global.setSync(ARGS_GLOBAL, bindingsJson);
+      // Asynchronous on purpose: a synchronous set takes the isolate lock on the host thread, which
+      // measurably stalled the event loop between blocks.
+      await context.global.set(ARGS_GLOBAL, bindingsJson);
       const run = script.run(context, { timeout: timeoutMs, promise: true, copy: true }) as unknown as Promise<string>;
       return await this.race(slot, kind, run, timeoutMs, limits);
     } catch (err) {

@@ -1,0 +1,80 @@
+/**
+ * `make bench`: every benchmark of the project in one run, each printed as a figure and as a
+ * ratio to a baseline measured in the same run (machines are shared and noisy: compare ratios).
+ * Loopback only; stops by itself.
+ */
+import { MemoryBus } from '../src/bus/memory.js';
+import { NatsBus } from '../src/bus/nats.js';
+import type { Bus } from '../src/bus/types.js';
+import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
+import { startNatsServer } from '../test/helpers/nats-server.js';
+import { measureRequestReplyP50 } from './lib/bus-probe.js';
+import { benchEngine, measureChain, measureFanout, measureThroughput, measureWideParallel } from './lib/runtime-probe.js';
+
+const f1 = (n: number): string => n.toFixed(1);
+const line = (label: string, value: string, note = ''): void => console.log(`${label.padEnd(58)} ${value.padStart(12)}  ${note}`);
+
+async function runtimeOn(kind: 'memory' | 'nats', bus: Bus, sandbox: IsolatedVmSandbox): Promise<void> {
+  const engine = benchEngine(bus, sandbox);
+  const rtt = kind === 'nats' ? await measureRequestReplyP50(bus, 2000) : null;
+  const chain = await measureChain(engine);
+  console.log(`\n## runtime on the ${kind} bus`);
+  if (rtt !== null) line('NATS request/reply round trip p50 (baseline)', `${f1(rtt)} µs`);
+  line('100-block function chain: wall per block', `${f1(chain.totalUsPerBlock)} µs`, `(sandbox ${f1(chain.sandboxUsPerBlock)} µs/block inside run())`);
+  const target = kind === 'memory' ? 'target ≤ 50 µs' : `= ${f1(chain.overheadUsPerBlock / (rtt ?? 1))}× RTT, target ≤ 1.5×`;
+  line('100-block function chain: orchestration overhead per block', `${f1(chain.overheadUsPerBlock)} µs`, target);
+  line('8 parallel branches × 50 ms: wall / 50 ms', f1(await measureFanout(engine)), 'target ≤ 1.2');
+  line('10-block workflow, 100 in flight', `${f1(await measureThroughput(engine))} exec/s`);
+  const wide = await measureWideParallel(engine);
+  line('parallel of 1,000 trivial function branches: total', `${f1(wide.ms)} ms`);
+  line('parallel of 1,000 branches: peak RSS growth', `${f1(wide.peakRssMiB)} MiB`, `(process RSS before: ${f1(wide.baseRssMiB)} MiB)`);
+}
+
+async function optional(name: string, path: string, fn: (mod: any) => Promise<void>): Promise<void> {
+  let mod: unknown;
+  try {
+    mod = await import(path);
+  } catch (err) {
+    console.log(`\n## ${name}: not available (${(err as Error).message.split('\n')[0]})`);
+    return;
+  }
+  await fn(mod);
+}
+
+async function main(): Promise<void> {
+  const sandbox = new IsolatedVmSandbox();
+  const memory = new MemoryBus();
+  await runtimeOn('memory', memory, sandbox);
+  await memory.close();
+  const server = await startNatsServer();
+  const nats = await NatsBus.connect(server.url, { name: 'bench' });
+  try {
+    await runtimeOn('nats', nats, sandbox);
+  } finally {
+    await nats.close();
+    await server.stop();
+  }
+  await sandbox.dispose();
+  await optional('API block', './lib/api-probe.js', async (m) => {
+    const r = await m.measureApiOverhead();
+    console.log('\n## API block (local upstream)');
+    line('bare axios request (baseline)', `${f1(r.bareAxiosUs)} µs`);
+    line('API block request', `${f1(r.apiBlockUs)} µs`, `= ${r.ratio.toFixed(2)}× bare axios, target ≤ 1.3×`);
+    line('requests/s through the per-host throttle', `${f1(r.throttleRps)} req/s`, r.throttleLimit ? `(limit ${r.throttleLimit}/s)` : '');
+  });
+  await optional('execute endpoint', './lib/http-probe.js', async (m) => {
+    const r = await m.measureExecuteThroughput();
+    console.log('\n## execute endpoint (start → response, 20 connections)');
+    line('bare Koa route in the same process (baseline)', `${f1(r.koaBareRps)} req/s`);
+    line('POST /api/workflows/{id}/execute', `${f1(r.executeRps)} req/s`, `= ${r.ratio.toFixed(2)}× bare Koa, target ≥ 0.5`);
+    line('execute p99 latency', `${f1(r.p99Ms)} ms`);
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { TroupeError } from '../errors.js';
+import type { AttemptInfo, OutboundRequest, OutboundResult } from '../outbound/types.js';
+import type { BlockResult, BlockRunContext, BlockType } from './types.js';
+
+/**
+ * The API block (SPEC §3): builds the request from its resolved config and hands it to the
+ * process-wide outbound client (retries, SSRF guard, throttle, size cap live there).
+ * A response ≥ 400 completes the block with `error` set; no response at all throws.
+ */
+const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
+
+/** Rows `[{ key, value }]` as the editor stores them, or a plain object map. */
+const pairsSchema = z
+  .union([z.array(z.object({ key: z.string(), value: z.unknown() })), z.record(z.string(), z.unknown())])
+  .optional()
+  .transform((v): Array<{ key: string; value: unknown }> =>
+    v === undefined ? [] : Array.isArray(v) ? v.map((row) => ({ key: row.key, value: row.value })) : Object.entries(v).map(([key, value]) => ({ key, value })),
+  );
+
+const upper = (v: unknown): unknown => (typeof v === 'string' ? v.trim().toUpperCase() : v);
+const int = (min: number, max?: number) => {
+  const base = z.coerce.number().int().min(min);
+  return max === undefined ? base : base.max(max);
+};
+
+export const apiConfigSchema = z.object({
+  url: z.string().trim().min(1, 'url is required'),
+  method: z.preprocess(upper, z.enum(METHODS).default('GET')),
+  pathParams: pairsSchema,
+  params: pairsSchema,
+  headers: pairsSchema,
+  body: z.unknown().optional(),
+  timeoutMs: int(1).default(30_000),
+  retries: int(0, 10).default(3),
+  retryBaseMs: int(0).default(500),
+  retryMaxMs: int(0).default(30_000),
+  maxResponseBytes: int(1).default(10 * 1024 * 1024),
+});
+
+export type ApiConfig = z.output<typeof apiConfigSchema>;
+
+/** What run() returns: a BlockResult plus the per-attempt log for the block log. */
+export interface ApiBlockResult extends BlockResult {
+  attempts: number;
+  attemptLog: AttemptInfo[];
+}
+
+/** Text of a resolved value: references may resolve to numbers, booleans or objects. */
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/**
+ * `{name}` filled from pathParams (percent-encoded, so a value cannot add path segments or a
+ * query), then params appended after any query already there, before a `#fragment`.
+ * Params whose value is null/absent are left out; an array value repeats the key.
+ */
+export function buildUrl(url: string, pathParams: ApiConfig['pathParams'], params: ApiConfig['params']): string {
+  const byName = new Map(pathParams.map((p) => [p.key.trim(), p.value]));
+  const filled = url.replace(/\{([^{}/?#\s]+)\}/g, (whole, name: string) =>
+    byName.has(name) ? encodeURIComponent(asText(byName.get(name))) : whole,
+  );
+  const hashAt = filled.indexOf('#');
+  const base = hashAt >= 0 ? filled.slice(0, hashAt) : filled;
+  const fragment = hashAt >= 0 ? filled.slice(hashAt) : '';
+  const parts: string[] = [];
+  for (const { key, value } of params) {
+    if (key.trim() === '' || value === null || value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      parts.push(`${encodeURIComponent(key.trim())}=${encodeURIComponent(asText(item))}`);
+    }
+  }
+  if (parts.length === 0) return filled;
+  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return base + separator + parts.join('&') + fragment;
+}
+
+export function buildHeaders(rows: ApiConfig['headers']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { key, value } of rows) {
+    if (key.trim() === '' || value === null || value === undefined) continue;
+    headers[key.trim()] = asText(value);
+  }
+  return headers;
+}
+
+export function toOutboundRequest(config: ApiConfig): OutboundRequest {
+  const request: OutboundRequest = {
+    url: buildUrl(config.url, config.pathParams, config.params),
+    method: config.method,
+    headers: buildHeaders(config.headers),
+    timeoutMs: config.timeoutMs,
+    retries: config.retries,
+    retryBaseMs: config.retryBaseMs,
+    retryMaxMs: config.retryMaxMs,
+    maxResponseBytes: config.maxResponseBytes,
+  };
+  if (config.body !== undefined) request.body = config.body;
+  return request;
+}
+
+/** The `error` output of a response ≥ 400 (SPEC §3 shape). */
+function responseError(result: OutboundResult, retryMaxMs: number): Record<string, unknown> {
+  const attempts = result.attempts.length;
+  const after = attempts > 1 ? ` after ${attempts} attempts` : '';
+  if (result.status === 429) {
+    const tooLong = result.retryAfterMs !== undefined && result.retryAfterMs > retryMaxMs;
+    const message = tooLong
+      ? `rate limited (429): the server asks to wait ${result.retryAfterMs} ms, more than retryMaxMs ${retryMaxMs}`
+      : `rate limited (429)${after}`;
+    const error: Record<string, unknown> = { code: 'RATE_LIMITED', message, status: 429, attempts };
+    if (result.retryAfterMs !== undefined) error['retryAfterMs'] = result.retryAfterMs;
+    return error;
+  }
+  return { code: 'HTTP_ERROR', message: `the server answered ${result.status}${after}`, status: result.status, attempts };
+}
+
+async function run(ctx: BlockRunContext<ApiConfig>): Promise<ApiBlockResult> {
+  const http = ctx.services.http;
+  if (!http) throw new TroupeError('INTERNAL', 'no outbound HTTP client is configured for the api block');
+  const result = await http.send(toOutboundRequest(ctx.config), ctx.signal);
+  const failed = result.status >= 400;
+  return {
+    output: { data: result.data, status: result.status, headers: result.headers, error: failed ? responseError(result, ctx.config.retryMaxMs) : null },
+    handles: failed && ctx.hasErrorConnection ? ['error'] : ['success'],
+    attempts: result.attempts.length,
+    attemptLog: result.attempts,
+  };
+}
+
+export const apiBlock: BlockType<ApiConfig> = {
+  type: 'api',
+  configSchema: apiConfigSchema,
+  handles: () => ['success', 'error'],
+  run,
+};

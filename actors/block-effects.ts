@@ -30,7 +30,8 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
   if (outcome.kind === 'completed') {
     const error = outcome.errorHandled ? ((outcome.output['error'] as ErrorInfo | null | undefined) ?? null) : null;
     const status = outcome.fromFailure === true ? 'failed' : 'completed';
-    return { ...base, status, input: outcome.input, output: outcome.output, error, errorHandled: outcome.errorHandled, attempts: outcome.attempts };
+    const attemptLog = outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog };
+    return { ...base, status, input: outcome.input, output: outcome.output, error, errorHandled: outcome.errorHandled, attempts: outcome.attempts, ...attemptLog };
   }
   return { ...base, status: 'failed', input: outcome.input, output: null, error: outcome.error, errorHandled: false, attempts: outcome.attempts };
 }
@@ -38,10 +39,11 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
 /** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */
 export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOutcome {
   if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection) return outcome;
-  const { code, message } = outcome.error;
+  const type = ctx.blockTypes[ctx.block.type];
+  const extra = type !== undefined && 'failureOutput' in type && type.failureOutput !== undefined ? type.failureOutput() : {};
   return {
     kind: 'completed',
-    output: { error: { code, message } },
+    output: { ...extra, error: outcome.error },
     handles: ['error'],
     input: outcome.input,
     attempts: outcome.attempts,

@@ -40,5 +40,6 @@ export type BlockReport =
       attempts: number;
       /** connection indexes this block activated */
       activated: number[];
+      attemptLog?: unknown[];
     }
   | { type: 'BLOCK.CHUNK'; blockId: string; text: string };

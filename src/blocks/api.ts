@@ -136,5 +136,7 @@ export const apiBlock: BlockType<ApiConfig> = {
   type: 'api',
   configSchema: apiConfigSchema,
   handles: () => ['success', 'error'],
+  // no response arrived: SPEC §3 says status 0 (readable downstream as <api.status>)
+  failureOutput: () => ({ data: null, status: 0, headers: {} }),
   run,
 };

@@ -56,6 +56,8 @@ export interface BlockResult {
   handles: string[];
   /** attempts made (api block); defaults to 1 */
   attempts?: number;
+  /** per-attempt detail (api block), recorded in the block log */
+  attemptLog?: unknown[];
 }
 
 export interface BlockType<C = Record<string, unknown>> {
@@ -65,6 +67,8 @@ export interface BlockType<C = Record<string, unknown>> {
   handles(config: C): string[];
   /** top-level config keys that hold code/expressions (not resolved textually) */
   codeFields?: readonly string[];
+  /** outputs besides `error` when a failure takes the error connection (api: status 0, no data) */
+  failureOutput?: () => Record<string, unknown>;
   run(ctx: BlockRunContext<C>): Promise<BlockResult>;
 }
 

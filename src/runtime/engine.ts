@@ -6,6 +6,7 @@ import type { CompiledWorkflow } from '../model/graph.js';
 import { findSecretNames, redactSecrets } from '../model/references.js';
 import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
+import { redactionValues } from './run-block.js';
 import type { ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 
 export interface ExecutionHandle {
@@ -33,7 +34,7 @@ export class Engine {
   async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
     const id = req.executionId ?? this.deps.newId?.() ?? randomUUID();
     const secrets = await this.loadSecrets(workflow);
-    const secretValues = [...secrets.values()];
+    const secretValues = redactionValues(secrets);
     const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
     const startedAt = new Date().toISOString();
     await this.deps.executions?.create({

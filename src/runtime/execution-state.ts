@@ -153,6 +153,7 @@ export function settledLog(workflow: CompiledWorkflow, report: Settled, previous
     error: report.error,
     errorHandled: report.errorHandled,
     attempts: report.attempts,
+    ...(report.attemptLog === undefined ? {} : { attemptLog: report.attemptLog }),
   };
 }
 

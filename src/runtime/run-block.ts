@@ -36,12 +36,27 @@ export type BlockOutcome =
       errorHandled: boolean;
       /** a failure turned into output `{ error }` on the error connection */
       fromFailure?: boolean;
+      attemptLog?: unknown[];
     }
   | { kind: 'failed'; error: ErrorInfo; input: unknown; attempts: number };
 
+/**
+ * What redaction looks for: each secret value, and its percent-encoded form (a secret placed in
+ * a URL may come back encoded).
+ */
+export function redactionValues(secrets: ReadonlyMap<string, string>): string[] {
+  const out = new Set<string>();
+  for (const value of secrets.values()) {
+    if (value === '') continue;
+    out.add(value);
+    out.add(encodeURIComponent(value));
+  }
+  return [...out];
+}
+
 /** Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws. */
 export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise<BlockOutcome> {
-  const secretValues = [...run.secrets.values()];
+  const secretValues = redactionValues(run.secrets);
   let recordedInput: unknown = null;
   let attempts = 0;
   try {
@@ -69,7 +84,8 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
 function completed(run: BlockRunInput, result: BlockResult, input: unknown, attempts: number, secretValues: string[]): BlockOutcome {
   const output = redactSecrets(result.output, secretValues) as Record<string, unknown>;
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
-  return { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled };
+  const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: redactSecrets(result.attemptLog, secretValues) as unknown[] };
+  return { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
 }
 
 /** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */
@@ -112,7 +128,7 @@ export function prepareConfig(run: ConfigSource): PreparedConfig {
       details: { issues },
     });
   }
-  const recorded = redactSecrets(maskSecretPlaceholders(shown), [...run.secrets.values()]);
+  const recorded = redactSecrets(maskSecretPlaceholders(shown), redactionValues(run.secrets));
   return { config: parsed.data, recorded };
 }
 

@@ -44,6 +44,8 @@ export interface BlockLogEntry {
   errorHandled: boolean;
   attempts: number;
   iteration: IterationRef | null;
+  /** per-attempt detail of blocks that retry on their own (API block) */
+  attemptLog?: unknown[];
 }
 
 export interface ExecutionError {

@@ -69,6 +69,7 @@ export function normalizeLog(log: BlockLog): BlockLog {
     startedAt: isoOrNull(log.startedAt), endedAt: isoOrNull(log.endedAt), durationMs: log.durationMs ?? null,
     input: log.input ?? null, output: log.output ?? null, error: log.error ?? null,
     errorHandled: log.errorHandled === true, attempts: log.attempts, iteration: log.iteration ?? null,
+    ...(Array.isArray(log.attemptLog) ? { attemptLog: log.attemptLog } : {}),
   };
 }
 

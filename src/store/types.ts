@@ -136,6 +136,8 @@ export interface BlockLog {
   attempts: number;
   /** e.g. `{ container, index }` for a block inside a loop/parallel; null otherwise */
   iteration: unknown | null;
+  /** per-attempt detail where the block retries (API block): status or error code, delay */
+  attemptLog?: unknown[];
 }
 
 export interface ExecutionEvent {

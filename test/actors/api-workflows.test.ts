@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { createOutboundClient } from '../../src/outbound/client.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { systemClock } from '../../src/runtime/clock.js';
+import { Engine } from '../../src/runtime/engine.js';
+import { loadWorkflow } from '../../src/runtime/workflows.js';
+import { forEachBus } from '../helpers/buses.js';
+import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
+import { sharedSandbox, testBlockTypes, testRegistry } from '../helpers/runtime.js';
+import type { Bus } from '../../src/bus/types.js';
+import type { Store } from '../../src/store/types.js';
+
+const example = (name: string): unknown => JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));
+
+function engineWith(bus: Bus, store: Store, secrets: Record<string, string> = {}): Engine {
+  const http = createOutboundClient({ allowPrivateNetwork: false, allowHosts: ['127.0.0.1'], hostRps: 1000, hostMaxInflight: 50 });
+  return new Engine({
+    bus,
+    blockTypes: testBlockTypes,
+    services: { sandbox: sharedSandbox(), clock: systemClock, http, functionTimeoutMs: 2000, functionMemoryMb: 32 },
+    secrets: { get: async (n) => secrets[n] },
+    executions: store.executions,
+    busPrefix: 'apitest',
+    executionTimeoutMs: 20_000,
+  });
+}
+
+async function run(engine: Engine, doc: unknown, input: unknown) {
+  const { compiled } = loadWorkflow(doc, testRegistry);
+  const handle = await engine.start(compiled, { workflowId: 'api', version: 1, input, trigger: { type: 'manual' } });
+  return handle.done;
+}
+
+forEachBus('API block in workflows', (getBus) => {
+  let server: FaultServer;
+  let store: Store;
+  beforeEach(async () => {
+    server = await startFaultServer();
+    store = openSqliteStore(':memory:');
+  });
+  afterEach(async () => {
+    await server.close();
+    await store.close();
+  });
+
+  it('examples/api-status.json branches on <fetch.status> and takes the error path when nobody answers', async () => {
+    const engine = engineWith(getBus(), store);
+    server.script('/items/a%2Fb', [{ status: 200, body: { name: 'lamp', price: 12 } }]);
+    server.script('/items/zz', [{ status: 404, body: { error: 'nope' } }]);
+    server.script('/items/teapot', [{ status: 418, body: 'short and stout' }]);
+    server.script('/items/gone', [{ reset: true }]);
+    const base = server.origin;
+    const found = await run(engine, example('api-status.json'), { baseUrl: base, id: 'a/b' });
+    expect(found.response).to.deep.equal({ status: 200, headers: {}, data: { item: { name: 'lamp', price: 12 } } });
+    expect(server.requestsTo('/items/a%2Fb')[0]?.url).to.equal('/items/a%2Fb?fields=name%2Cprice');
+    expect((await run(engine, example('api-status.json'), { baseUrl: base, id: 'zz' })).response?.status).to.equal(404);
+    expect((await run(engine, example('api-status.json'), { baseUrl: base, id: 'teapot' })).response?.data).to.deep.equal({ error: 'upstream answered 418' });
+    const down = await run(engine, example('api-status.json'), { baseUrl: base, id: 'gone' });
+    expect(down.response?.status).to.equal(503);
+    expect((down.response?.data as { error: string }).error).to.equal('CONNECTION_FAILED');
+    expect(server.requestsTo('/items/gone')).to.have.length(3);
+    const record = await store.executions.get(down.id);
+    const fetchLog = record?.logs.find((l) => l.blockId === 'fetch');
+    expect(fetchLog?.status).to.equal('failed');
+    expect(fetchLog?.errorHandled).to.equal(true);
+    expect(fetchLog?.output).to.deep.include({ status: 0, data: null });
+  });
+
+  it('examples/fanout-collection.json fans API calls out over a collection, results in item order', async () => {
+    const engine = engineWith(getBus(), store);
+    server.script('/items/1', [{ status: 200, body: { price: 5 }, delayMs: 60 }]);
+    server.script('/items/2', [{ status: 200, body: { price: 7 }, delayMs: 5 }]);
+    server.script('/items/3', [{ status: 404, body: {} }]);
+    server.script('/items/4', [{ status: 503 }, { status: 200, body: { price: 11 } }]);
+    const result = await run(engine, example('fanout-collection.json'), { baseUrl: server.origin, ids: ['1', '2', '3', '4'] });
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    const out = (result.output as { result: { count: number; missing: number; total: number; rows: { id: string }[] } }).result;
+    expect(out).to.deep.include({ count: 4, missing: 1, total: 23 });
+    expect(out.rows.map((r) => r.id)).to.deep.equal(['1', '2', '3', '4']);
+    const record = await store.executions.get(result.id);
+    const retried = record?.logs.find((l) => l.blockId === 'get' && (l.iteration as { index: number } | null)?.index === 3);
+    expect(retried?.attempts).to.equal(2);
+    expect(retried?.attemptLog).to.have.length(2);
+  });
+
+  it('never records a secret sent in a header, even when the upstream echoes it', async () => {
+    const engine = engineWith(getBus(), store, { TOKEN: 'tok/en+secret value' });
+    const doc = {
+      id: 'echo',
+      name: 'echo',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'call', type: 'api', name: 'Call', config: { url: `${server.origin}/echo/{t}`, method: 'POST', pathParams: [{ key: 't', value: '{{TOKEN}}' }], headers: [{ key: 'Authorization', value: 'Bearer {{TOKEN}}' }], body: { token: '{{TOKEN}}' } } },
+      ],
+      connections: [{ from: 'start', to: 'call' }],
+    };
+    const result = await run(engine, doc, {});
+    expect(server.requests[0]?.headers['authorization']).to.equal('Bearer tok/en+secret value');
+    const record = await store.executions.get(result.id);
+    const text = JSON.stringify(record);
+    expect(text).not.to.contain('tok/en+secret value');
+    expect(text).not.to.contain(encodeURIComponent('tok/en+secret value'));
+    expect(text).to.contain('***');
+  });
+});

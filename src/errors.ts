@@ -40,7 +40,9 @@ export type ErrorCode =
   | 'INVALID_SUBJECT'
   | 'STORE_ERROR'
   | 'INTERNAL'
-  | 'NOT_IMPLEMENTED';
+  | 'NOT_IMPLEMENTED'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_READY';
 
 export interface ErrorOptions {
   details?: unknown;

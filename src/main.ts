@@ -9,10 +9,11 @@ import type { Bus } from './bus/types.js';
 import type { BlockTypeRegistry } from './model/types.js';
 import { createOutboundClient } from './outbound/client.js';
 import { systemClock } from './runtime/clock.js';
-import { Engine } from './runtime/engine.js';
 import { chainSecrets, envSecrets } from './runtime/secrets.js';
 import type { SecretSource } from './runtime/types.js';
 import { IsolatedVmSandbox } from './sandbox/isolated.js';
+import { requeueAwareExecutions } from './server/recovery.js';
+import { TrackedEngine } from './server/tracked-engine.js';
 import { openMongoStore } from './store/mongo/index.js';
 import { openSqliteStore } from './store/sqlite/index.js';
 import type { Store } from './store/types.js';
@@ -22,7 +23,8 @@ export interface Runtime {
   config: Readonly<Config>;
   bus: Bus;
   store: Store;
-  engine: Engine;
+  /** an Engine that also knows the executions running in this process (for shutdown) */
+  engine: TrackedEngine;
   registry: BlockTypeRegistry;
   services: BlockServices;
   close(): Promise<void>;
@@ -34,7 +36,7 @@ export async function openBus(config: Readonly<Config>): Promise<Bus> {
 
 export async function openStore(config: Readonly<Config>): Promise<Store> {
   if (config.mongodbUrl) return openMongoStore(config.mongodbUrl);
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   return openSqliteStore(join(config.dataDir, 'troupe.db'));
 }
 
@@ -62,8 +64,10 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     functionMemoryMb: config.functionMemoryMb,
   };
   const secrets = options.secrets ? chainSecrets(options.secrets(store), envSecrets()) : envSecrets();
-  const engine = new Engine(
-    { bus, blockTypes, services, secrets, executions: store.executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs },
+  // requeue-aware: restart recovery runs a queued execution again under its own id
+  const executions = requeueAwareExecutions(store.executions);
+  const engine = new TrackedEngine(
+    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs },
     options.onError,
   );
   return {

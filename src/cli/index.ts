@@ -5,13 +5,18 @@ import { validateCommand } from './validate.js';
 
 const USAGE = `usage:
   troupe run <workflow.json> [--input '<json>'] [--timeout <ms>]   run once, with live progress
-  troupe validate <workflow.json>                                   print every issue with its JSON path`;
+  troupe validate <workflow.json>                                   print every issue with its JSON path
+  troupe serve [--demo]                                             the HTTP service (--demo: deploy examples/hello.json)
+  troupe deploy <workflow.json> [--url <base url>] [--token <t>]    create or update, deploy, print endpoint and key`;
 
 type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, Command> = {
   run: runCommand,
   validate: validateCommand,
+  // loaded on demand: `run` and `validate` do not pay for Koa and the HTTP app
+  serve: async (args) => (await import('./serve.js')).serveCommand(args),
+  deploy: async (args) => (await import('./deploy.js')).deployCommand(args),
 };
 
 async function main(argv: string[]): Promise<number> {

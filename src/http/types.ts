@@ -1,3 +1,4 @@
+import type { RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/load.js';
 import type { Bus } from '../bus/types.js';
@@ -19,4 +20,23 @@ export interface AppDeps {
   secretKey: string;
   /** injected clock for rate limits and timestamps */
   now?: () => number;
+  /** how often an event stream polls the store for an execution running elsewhere (ms, default 250) */
+  eventPollMs?: number;
+  /** how long /readyz waits for the store and the bus (ms, default 2000) */
+  readyTimeoutMs?: number;
 }
+
+/** Per-request state shared by the middleware and the routes. */
+export interface AppState {
+  requestId: string;
+  /** the route template (OpenAPI form) that matched, for metrics and logs */
+  route?: string;
+  /** the raw request body, once read (kept for webhook signature checks) */
+  rawBody?: Buffer;
+  /** reads the body (once) with the size limit: 413 PAYLOAD_TOO_LARGE */
+  readBody(): Promise<Buffer>;
+  /** the body parsed as JSON (undefined when empty): 400 INVALID_JSON */
+  readJson(): Promise<unknown>;
+}
+
+export type Ctx = RouterContext<AppState>;

@@ -1,0 +1,82 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../config/load.js';
+import { isTroupeError } from '../errors.js';
+import { AdminApiError, AdminClient } from '../server/admin-client.js';
+import { curlExecute } from '../server/demo.js';
+import { adminTokenPath, readSecretFile } from '../server/secrets-at-rest.js';
+import { serviceUrl } from '../server/urls.js';
+import { readJsonFile } from './files.js';
+
+const USAGE = 'usage: troupe deploy <workflow.json> [--url http://127.0.0.1:3000] [--token <admin token>]';
+
+/**
+ * `troupe deploy <file>`: create or replace the workflow on a running service, deploy it, print
+ * the endpoint and the new API key. Exit code 1 on any refusal, with every validation issue.
+ */
+export async function deployCommand(args: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { url: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  const file = positionals[0];
+  if (file === undefined) {
+    process.stderr.write(USAGE + '\n');
+    return 2;
+  }
+  const doc = await readJsonFile(file);
+  const config = loadConfig();
+  const url = values.url ?? serviceUrl(config, config.port);
+  const token = values.token ?? config.adminToken ?? readSecretFile(adminTokenPath(config.dataDir), 'TROUPE_ADMIN_TOKEN');
+  if (token === undefined) {
+    process.stderr.write(`troupe deploy: no admin token: pass --token, set TROUPE_ADMIN_TOKEN, or run where ${adminTokenPath(config.dataDir)} exists\n`);
+    return 1;
+  }
+  try {
+    const r = await new AdminClient(url, token).deployDocument(doc);
+    if (values.json === true) {
+      process.stdout.write(JSON.stringify(r) + '\n');
+      return 0;
+    }
+    process.stdout.write(
+      `workflow ${r.workflowId} ${r.created ? 'created' : 'updated'} and deployed (version ${r.version})\n` +
+        `endpoint: ${r.endpoint}\n` +
+        `api key:  ${r.apiKey.key}  (shown once; id ${r.apiKey.id})\n` +
+        `try:      ${curlExecute(r.endpoint, r.apiKey.key, { input: sampleInput(doc) })}\n`,
+    );
+    return 0;
+  } catch (err) {
+    process.stderr.write(describeFailure(err, file, url) + '\n');
+    return 1;
+  }
+}
+
+function describeFailure(err: unknown, file: string, url: string): string {
+  if (err instanceof AdminApiError) {
+    if (err.status === 401) return `troupe deploy: the service at ${url} refused the admin token (401 ${err.code})`;
+    const issues = err.issues;
+    if (issues.length > 0) {
+      const lines = issues.map((i) => `  ${i.path || '/'}: ${i.message}`);
+      return `troupe deploy: ${file} was rejected (${err.code}, ${issues.length} issue(s)):\n${lines.join('\n')}`;
+    }
+    return `troupe deploy: the service answered ${err.status} ${err.code}: ${err.message}`;
+  }
+  if (isTroupeError(err)) return `troupe deploy: ${err.message}`;
+  throw err;
+}
+
+const SAMPLE: Record<string, unknown> = { string: 'text', number: 1, boolean: true, object: {}, array: [] };
+
+/** An input the starter accepts, so the printed curl line works as pasted. */
+function sampleInput(doc: unknown): Record<string, unknown> {
+  const blocks = (doc as { blocks?: unknown } | null)?.blocks;
+  const starter = Array.isArray(blocks) ? (blocks as { type?: unknown; config?: unknown }[]).find((b) => b?.type === 'starter') : undefined;
+  const fields = (starter?.config as { inputFormat?: unknown } | undefined)?.inputFormat;
+  const input: Record<string, unknown> = {};
+  if (!Array.isArray(fields)) return input;
+  for (const f of fields as { name?: unknown; type?: unknown; default?: unknown }[]) {
+    if (typeof f?.name !== 'string') continue;
+    input[f.name] = f.default !== undefined ? f.default : (SAMPLE[String(f.type)] ?? 'value');
+  }
+  return input;
+}

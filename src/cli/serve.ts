@@ -1,0 +1,69 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../config/load.js';
+import { runDemo } from '../server/demo.js';
+import { createServiceLogger } from '../server/logger.js';
+import { SHUTDOWN_GRACE_MS, startService, type Service } from '../server/service.js';
+
+const out = (line: string): void => {
+  process.stdout.write(line + '\n');
+};
+
+/** `troupe serve [--demo]`: runs until SIGINT/SIGTERM, then shuts down gracefully. */
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { demo: { type: 'boolean' } } });
+  const config = loadConfig();
+  const logger = createServiceLogger(config);
+  const service = await startService(config, { logger });
+  printBanner(service);
+  const stopped = untilSignal(service);
+  if (values.demo === true) {
+    try {
+      await runDemo(service, out);
+    } catch (err) {
+      logger.error({ err }, 'demo set-up failed');
+      out(`demo: could not deploy the demo workflow: ${(err as Error).message}`);
+    }
+  }
+  const code = await stopped;
+  logger.flush();
+  // a stray handle (a client that never hangs up) must not keep a stopped service alive
+  setTimeout(() => process.exit(code), 3_000).unref();
+  return code;
+}
+
+function printBanner(service: Service): void {
+  const { adminToken, secretKey } = service.secrets;
+  if (adminToken.origin === 'generated') {
+    out(`admin token (generated, shown once; stored in ${adminToken.path ?? ''} with mode 0600): ${adminToken.value}`);
+  }
+  if (secretKey.origin === 'generated') out(`secret key generated in ${secretKey.path ?? ''} (mode 0600): keep it with the data; secrets cannot be read without it`);
+  const { interrupted, rerun } = service.recovery;
+  if (interrupted.length + rerun.length > 0) {
+    out(`recovered ${interrupted.length} interrupted and ${rerun.length} queued execution(s) left by the previous run`);
+  }
+  out(`troupe listening on ${service.url}`);
+}
+
+/** Resolves with the exit code once a signal has stopped the service; a second signal forces exit. */
+function untilSignal(service: Service): Promise<number> {
+  return new Promise((resolve) => {
+    let received = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (received) {
+        process.stderr.write(`troupe: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      received = true;
+      process.stderr.write(`troupe: ${signal} received, shutting down (running executions get up to ${SHUTDOWN_GRACE_MS / 1000} s)\n`);
+      service.stop(signal).then(
+        () => resolve(0),
+        (err: unknown) => {
+          process.stderr.write(`troupe: shutdown failed: ${(err as Error).message}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}

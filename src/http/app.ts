@@ -1,0 +1,85 @@
+/**
+ * createApp(deps): the Koa app of SPEC §4 without listening (`troupe serve` and tests call
+ * `app.callback()`). Middleware order: request id → metrics/logs → errors → lazy body reader →
+ * routes (admin routes check the bearer token before their handler).
+ */
+import { readFileSync } from 'node:fs';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { createServices, type Services } from '../service/index.js';
+import { createMetrics, type AppMetrics } from './metrics.js';
+import { adminAuth } from './middleware/auth.js';
+import { bodyReader } from './middleware/body.js';
+import { errorHandler } from './middleware/errors.js';
+import { observe } from './middleware/observe.js';
+import { requestId } from './middleware/request-id.js';
+import { mount, type RouteSpec } from './route-spec.js';
+import { deployRoutes } from './routes/deploy.js';
+import { executeRoutes } from './routes/execute.js';
+import { executionRoutes } from './routes/executions.js';
+import { secretRoutes } from './routes/secrets.js';
+import { systemRoutes } from './routes/system.js';
+import { workflowRoutes } from './routes/workflows.js';
+import type { AppDeps, AppState } from './types.js';
+
+export interface TroupeApp {
+  app: Koa<AppState>;
+  services: Services;
+  metrics: AppMetrics;
+  routes: readonly RouteSpec[];
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** The app with the services and metrics behind it (serve uses the services for recovery and the demo). */
+export function buildApp(deps: AppDeps): TroupeApp {
+  const metrics = createMetrics();
+  const services = createServices({
+    store: deps.store,
+    engine: deps.engine,
+    registry: deps.registry,
+    logger: deps.logger,
+    secretKey: deps.secretKey,
+    maxInflight: deps.config.maxInflight,
+    keyRateLimit: deps.config.keyRateLimit,
+    observer: metrics.observer,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.eventPollMs === undefined ? {} : { pollMs: deps.eventPollMs }),
+  });
+  metrics.trackInflight(() => services.executions.inflight);
+  const routes: RouteSpec[] = [];
+  routes.push(
+    ...workflowRoutes(services),
+    ...executeRoutes(services, deps.logger),
+    ...deployRoutes(services),
+    ...secretRoutes(services),
+    ...executionRoutes(services, deps.adminToken, deps.logger),
+    ...systemRoutes({
+      store: deps.store, bus: deps.bus, metrics, readyTimeoutMs: deps.readyTimeoutMs ?? 2000, busPrefix: deps.config.busPrefix, allRoutes: () => routes, version: packageVersion(),
+    }),
+  );
+  const router = new Router<AppState>();
+  mount(router, routes, adminAuth(deps.adminToken));
+
+  const app = new Koa<AppState>();
+  app.silent = true;
+  app.on('error', (err: unknown) => deps.logger.warn({ err }, 'response stream error'));
+  app.use(requestId());
+  app.use(observe(deps.logger, metrics));
+  app.use(errorHandler(deps.logger));
+  app.use(bodyReader(deps.config.maxBodyBytes));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return { app, services, metrics, routes };
+}
+
+export function createApp(deps: AppDeps): Koa<AppState> {
+  return buildApp(deps).app;
+}

@@ -1,0 +1,89 @@
+/**
+ * The one place where errors become HTTP answers: `{ error: { code, message, details } }`.
+ * Only TroupeErrors with a client-facing code keep their message; anything else is logged and
+ * answered 500 INTERNAL with a generic message (koa's `expose` rule).
+ */
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { isTroupeError, type ErrorCode } from '../../errors.js';
+import type { AppState } from '../types.js';
+
+export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
+  INVALID_JSON: 400,
+  INVALID_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_DEPLOYED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  INVALID_WORKFLOW: 422,
+  INVALID_INPUT: 422,
+  RATE_LIMITED: 429,
+  NOT_IMPLEMENTED: 501,
+  OVERLOADED: 503,
+  NOT_READY: 503,
+};
+
+/** generic codes for errors raised by koa itself (http-errors with `expose`) */
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'INVALID_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 413: 'PAYLOAD_TOO_LARGE',
+};
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown };
+}
+
+interface Answer {
+  status: number;
+  body: ErrorBody;
+  retryAfterSec?: number;
+}
+
+function retryAfter(details: unknown): number | undefined {
+  if (details === null || typeof details !== 'object') return undefined;
+  const value = (details as Record<string, unknown>)['retryAfterSec'];
+  return typeof value === 'number' && value > 0 ? Math.ceil(value) : undefined;
+}
+
+export function toAnswer(err: unknown): Answer {
+  if (isTroupeError(err)) {
+    const status = STATUS_BY_CODE[err.code];
+    if (status !== undefined) {
+      const error = err.details === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, details: err.details };
+      const seconds = retryAfter(err.details);
+      return { status, body: { error }, ...(seconds === undefined ? {} : { retryAfterSec: seconds }) };
+    }
+    if (err.code === 'STORE_ERROR') {
+      return { status: 503, body: { error: { code: 'STORE_ERROR', message: 'the store is unavailable; retry later' } }, retryAfterSec: 1 };
+    }
+  }
+  const e = err as { status?: unknown; expose?: unknown; message?: unknown } | null;
+  if (e !== null && typeof e === 'object' && e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    const code = CODE_BY_STATUS[e.status] ?? 'INVALID_REQUEST';
+    return { status: e.status, body: { error: { code, message: typeof e.message === 'string' ? e.message : 'bad request' } } };
+  }
+  return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error' } } };
+}
+
+export function errorHandler(logger: Logger): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 405 && ctx.body == null) {
+        ctx.status = 405;
+        ctx.body = { error: { code: 'METHOD_NOT_ALLOWED', message: `${ctx.method} is not allowed on ${ctx.path}` } };
+      } else if (ctx.status === 404 && ctx.body == null) {
+        ctx.status = 404;
+        ctx.body = { error: { code: 'NOT_FOUND', message: `no route for ${ctx.method} ${ctx.path}` } };
+      }
+    } catch (err) {
+      const answer = toAnswer(err);
+      if (answer.status >= 500) logger.error({ err, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
+      if (answer.retryAfterSec !== undefined) ctx.set('Retry-After', String(answer.retryAfterSec));
+      ctx.status = answer.status;
+      ctx.body = answer.body;
+    }
+  };
+}

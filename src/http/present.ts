@@ -1,0 +1,41 @@
+/** Response shapes: what the store and the engine hold, as the SPEC shows it to clients. */
+import type { ExecutionResult } from '../runtime/types.js';
+import type { ExecutionDetail } from '../service/executions.js';
+import type { ExecutionRecord, StoredWorkflow } from '../store/types.js';
+
+/** The definition with its id, version and timestamps: a document that can be PUT back as is. */
+export function workflowView(w: StoredWorkflow): Record<string, unknown> {
+  return { ...w.definition, id: w.id, version: w.version, createdAt: w.createdAt, updatedAt: w.updatedAt };
+}
+
+export function executionSummary(r: ExecutionRecord): Record<string, unknown> {
+  return {
+    id: r.id, workflowId: r.workflowId, version: r.version, status: r.status, trigger: r.trigger, input: r.input,
+    output: r.output, error: r.error, startedAt: r.startedAt, endedAt: r.endedAt, durationMs: r.durationMs,
+  };
+}
+
+export function executionView(r: ExecutionDetail): Record<string, unknown> {
+  return { ...executionSummary(r), context: r.context ?? null, logs: r.logs };
+}
+
+export function statusUrl(executionId: string): string {
+  return `/api/executions/${encodeURIComponent(executionId)}`;
+}
+
+/** The sync body of SPEC §4.2 (also the data of the SSE `done` event). */
+export function syncBody(result: ExecutionResult): Record<string, unknown> {
+  return {
+    success: result.status === 'completed',
+    executionId: result.id,
+    output: result.output ?? null,
+    error: result.error,
+    metadata: { startedAt: result.startedAt, endedAt: result.endedAt, durationMs: result.durationMs },
+  };
+}
+
+/** 200 on success; 504 when the time limit ended it; 500 for any other failure or a cancellation. */
+export function syncStatus(result: ExecutionResult): number {
+  if (result.status === 'completed') return 200;
+  return result.error?.code === 'EXECUTION_TIMEOUT' ? 504 : 500;
+}

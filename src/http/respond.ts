@@ -1,0 +1,79 @@
+/** Answers about a started execution in the three modes of SPEC §4.2: sync, async, stream. */
+import type { Logger } from 'pino';
+import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionResult } from '../runtime/types.js';
+import type { ExecutionService } from '../service/executions.js';
+import type { SeqEvent } from '../service/live.js';
+import { statusUrl, syncBody, syncStatus } from './present.js';
+import { openSse } from './sse.js';
+import type { Ctx } from './types.js';
+
+export type ExecutionMode = 'sync' | 'async' | 'stream';
+
+/** Headers a response block may not set: framing is ours. */
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'x-execution-id']);
+
+export function writeResult(ctx: Ctx, result: ExecutionResult): void {
+  const response = result.status === 'completed' ? result.response : null;
+  if (response === null) {
+    ctx.status = syncStatus(result);
+    ctx.body = syncBody(result);
+    return;
+  }
+  ctx.status = response.status;
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (!RESERVED_HEADERS.has(name.toLowerCase())) ctx.set(name, value);
+  }
+  if (typeof response.data === 'string') {
+    if (!ctx.response.get('Content-Type')) ctx.type = 'text/plain';
+    ctx.body = response.data;
+  } else {
+    if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
+    ctx.body = JSON.stringify(response.data ?? null);
+  }
+}
+
+/** The SSE wire form of an event: `done` carries the sync body. */
+export function sseData(e: SeqEvent): unknown {
+  return e.event === 'done' ? syncBody(e.data as ExecutionResult) : e.data;
+}
+
+/**
+ * Streams events to the client until `done` (then closes), the client leaves, or the feed
+ * breaks (`event: error`, the only case it is sent). `skipThrough` drops already-seen events.
+ */
+export function streamEvents(ctx: Ctx, executions: ExecutionService, id: string, logger: Logger, skipThrough = 0): void {
+  const sse = openSse(ctx);
+  const onEvent = (e: SeqEvent): void => {
+    if (e.seq > skipThrough) sse.send(e.event, sseData(e), e.seq);
+  };
+  executions.follow(id, onEvent, sse.signal).then(
+    () => sse.close(),
+    (err: unknown) => {
+      logger.error({ err, executionId: id }, 'event stream failed');
+      sse.send('error', { code: 'INTERNAL', message: 'the event stream failed' });
+      sse.close();
+    },
+  );
+}
+
+export async function respondToExecution(
+  ctx: Ctx,
+  handle: ExecutionHandle,
+  mode: ExecutionMode,
+  executions: ExecutionService,
+  logger: Logger,
+): Promise<void> {
+  ctx.set('X-Execution-Id', handle.id);
+  if (mode === 'async') {
+    ctx.status = 202;
+    ctx.set('Location', statusUrl(handle.id));
+    ctx.body = { executionId: handle.id, statusUrl: statusUrl(handle.id) };
+    return;
+  }
+  if (mode === 'stream') {
+    streamEvents(ctx, executions, handle.id, logger);
+    return;
+  }
+  writeResult(ctx, await handle.done);
+}

@@ -1,0 +1,57 @@
+/** Admin: deploy as API, undeploy, and the deployment's API keys (SPEC §4.1). */
+import type { Services } from '../../service/index.js';
+import { errorResponse, param, type RouteSpec } from '../route-spec.js';
+import { deployResponseSchema, issuedKeySchema, keyViewSchema, page } from '../schemas.js';
+
+const unauthorized = errorResponse('no or wrong admin token (UNAUTHORIZED)');
+const notFound = errorResponse('unknown workflow (NOT_FOUND)');
+
+export function deployRoutes(s: Services): RouteSpec[] {
+  return [
+    {
+      method: 'post', path: '/api/workflows/{id}/deploy', operationId: 'deployWorkflow', tag: 'deployments', auth: 'admin',
+      summary: 'Deploy the current version as API: pins it and issues a new API key (shown once)',
+      description: 'Deploying again re-pins the then current version and issues another key; earlier keys stay valid until revoked.',
+      responses: { 201: { description: 'the deployment and a new API key', schema: deployResponseSchema }, 401: unauthorized, 404: notFound },
+      handler: async (ctx) => {
+        ctx.status = 201;
+        ctx.body = await s.deployments.deploy(param(ctx, 'id'));
+      },
+    },
+    {
+      method: 'delete', path: '/api/workflows/{id}/deploy', operationId: 'undeployWorkflow', tag: 'deployments', auth: 'admin',
+      summary: 'Undeploy: execute answers 403 NOT_DEPLOYED; API keys are kept (idempotent)',
+      responses: { 204: { description: 'not deployed (any more)' }, 401: unauthorized, 404: notFound },
+      handler: async (ctx) => {
+        await s.deployments.undeploy(param(ctx, 'id'));
+        ctx.status = 204;
+      },
+    },
+    {
+      method: 'post', path: '/api/workflows/{id}/keys', operationId: 'createKey', tag: 'keys', auth: 'admin',
+      summary: 'Add an API key (the key is shown once)',
+      responses: { 201: { description: 'the new key', schema: issuedKeySchema }, 401: unauthorized, 404: notFound },
+      handler: async (ctx) => {
+        ctx.status = 201;
+        ctx.body = await s.keys.issue(param(ctx, 'id'));
+      },
+    },
+    {
+      method: 'get', path: '/api/workflows/{id}/keys', operationId: 'listKeys', tag: 'keys', auth: 'admin',
+      summary: 'List API keys (prefix and dates only, revoked ones included)',
+      responses: { 200: { description: 'every key of the workflow, oldest first', schema: page(keyViewSchema) }, 401: unauthorized, 404: notFound },
+      handler: async (ctx) => {
+        ctx.body = { items: await s.keys.list(param(ctx, 'id')), nextCursor: null };
+      },
+    },
+    {
+      method: 'delete', path: '/api/workflows/{id}/keys/{keyId}', operationId: 'revokeKey', tag: 'keys', auth: 'admin',
+      summary: 'Revoke an API key (idempotent while the key exists)',
+      responses: { 204: { description: 'revoked' }, 401: unauthorized, 404: errorResponse('unknown workflow or key (NOT_FOUND)') },
+      handler: async (ctx) => {
+        await s.keys.revoke(param(ctx, 'id'), param(ctx, 'keyId'));
+        ctx.status = 204;
+      },
+    },
+  ];
+}

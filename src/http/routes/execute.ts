@@ -1,0 +1,128 @@
+/**
+ * POST /api/workflows/{workflowId}/execute (API key, the deployed version) and
+ * POST /api/workflows/{id}/run (admin, the current version): SPEC §4.1, §4.2.
+ * Execute checks in the SPEC's order: key present, workflow, key valid, key's workflow,
+ * deployed, JSON, rate limit; then input (422) and capacity (503).
+ */
+import type { Logger } from 'pino';
+import { TroupeError } from '../../errors.js';
+import type { Services } from '../../service/index.js';
+import { unauthorized } from '../middleware/auth.js';
+import { respondToExecution, type ExecutionMode } from '../respond.js';
+import { checkBody, errorResponse, param, type ResponseSpec, type RouteSpec } from '../route-spec.js';
+import { acceptedSchema, executeBodyDoc, executeEnvelope, syncResultSchema } from '../schemas.js';
+import type { Ctx } from '../types.js';
+
+export interface ExecuteRequest {
+  input: unknown;
+  mode: ExecutionMode;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** `{ input, async?, stream? }`, or any other body as the input with the mode from headers. */
+export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get'>): ExecuteRequest {
+  const headerMode = ctx.get('X-Execution-Mode').trim().toLowerCase();
+  const headerAsync = headerMode === 'async';
+  const headerStream = headerMode === 'stream' || ctx.get('Accept').toLowerCase().includes('text/event-stream');
+  if (!isObject(body) || !Object.prototype.hasOwnProperty.call(body, 'input')) {
+    if (headerAsync && headerStream) throw bothModes();
+    return { input: body ?? {}, mode: headerAsync ? 'async' : headerStream ? 'stream' : 'sync' };
+  }
+  const env = checkBody(body, executeEnvelope);
+  const isAsync = env.async ?? headerAsync;
+  const isStream = env.stream ?? headerStream;
+  if (isAsync && isStream) throw bothModes();
+  return { input: env.input ?? null, mode: isAsync ? 'async' : isStream ? 'stream' : 'sync' };
+}
+
+function bothModes(): TroupeError {
+  return new TroupeError('INVALID_REQUEST', 'an execution is either async or streamed, not both');
+}
+
+async function execute(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
+  const id = param(ctx, 'workflowId');
+  const presented = ctx.get('X-API-Key');
+  if (presented === '') throw unauthorized('the X-API-Key header is required');
+  const deployment = await s.deployments.get(id);
+  if (deployment === null) await s.workflows.get(id); // 404 NOT_FOUND when unknown
+  const key = await s.keys.authenticate(presented);
+  if (key === null) throw unauthorized('unknown or revoked API key');
+  if (key.workflowId !== id) throw new TroupeError('FORBIDDEN', 'this API key belongs to another workflow');
+  if (deployment === null) throw new TroupeError('NOT_DEPLOYED', `workflow ${id} is not deployed`);
+  const req = executeRequest(await ctx.state.readJson(), ctx);
+  const taken = s.rateLimits.take(key.id);
+  if (!taken.ok) {
+    throw new TroupeError('RATE_LIMITED', 'too many requests for this API key', { details: { retryAfterSec: taken.retryAfterSec } });
+  }
+  const loaded = await s.deployments.loadDeployed(deployment);
+  s.executions.validateInput(loaded, req.input);
+  s.executions.ensureCapacity();
+  const handle = await s.executions.start(loaded, req.input, { type: 'api', keyId: key.id });
+  await respondToExecution(ctx, handle, req.mode, s.executions, logger);
+}
+
+async function run(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
+  const stored = await s.workflows.get(param(ctx, 'id'));
+  const req = executeRequest(await ctx.state.readJson(), ctx);
+  const loaded = s.cache.load(stored, stored.updatedAt);
+  s.executions.validateInput(loaded, req.input);
+  s.executions.ensureCapacity();
+  const handle = await s.executions.start(loaded, req.input, { type: 'manual' });
+  await respondToExecution(ctx, handle, req.mode, s.executions, logger);
+}
+
+const EXEC_HEADERS = ['X-Execution-Id'] as const;
+
+function executionResponses(): Record<number, ResponseSpec> {
+  return {
+    200: {
+      description: 'sync: the result envelope, or the status, headers and data set by a response block; stream: text/event-stream '
+        + '(block.started, block.completed|block.failed|block.skipped, chunk, then done with the sync body)',
+      schema: syncResultSchema, headers: EXEC_HEADERS,
+    },
+    202: { description: 'async: accepted, the record exists', schema: acceptedSchema, headers: [...EXEC_HEADERS, 'Location'] },
+    400: errorResponse('invalid JSON or body (INVALID_JSON, INVALID_REQUEST)'),
+    413: errorResponse('body over the size limit (PAYLOAD_TOO_LARGE)'),
+    422: errorResponse("input does not match the starter's inputFormat (INVALID_INPUT)"),
+    500: { description: 'the execution failed: success false with error { code, message, blockId }', schema: syncResultSchema, headers: EXEC_HEADERS },
+    503: errorResponse('no capacity (OVERLOADED)', ['Retry-After']),
+    504: { description: 'the execution exceeded its time limit (EXECUTION_TIMEOUT)', schema: syncResultSchema, headers: EXEC_HEADERS },
+  };
+}
+
+const BODY_DOC = 'Either `{ "input": <any JSON>, "async"?: true, "stream"?: true }`, or any JSON without an `input` key, which is '
+  + 'then the input itself (mode from the headers `X-Execution-Mode: async` and `Accept: text/event-stream`). Empty body: input `{}`.';
+
+export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
+  return [
+    {
+      method: 'post', path: '/api/workflows/{workflowId}/execute', operationId: 'executeWorkflow', tag: 'execute', auth: 'apiKey',
+      summary: 'Execute the deployed (pinned) version of a workflow',
+      description: 'Errors in this order: 401 no key, 404 unknown workflow, 401 unknown or revoked key, 403 FORBIDDEN key of another '
+        + 'workflow, 403 NOT_DEPLOYED, 400 INVALID_JSON, 429 RATE_LIMITED, then 422 INVALID_INPUT and 503 OVERLOADED.',
+      body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
+      responses: {
+        ...executionResponses(),
+        401: errorResponse('no, unknown or revoked API key (UNAUTHORIZED)'),
+        403: errorResponse('key of another workflow (FORBIDDEN) or workflow not deployed (NOT_DEPLOYED)'),
+        404: errorResponse('unknown workflow (NOT_FOUND)'),
+        429: errorResponse('too many requests for this key (RATE_LIMITED)', ['Retry-After']),
+      },
+      handler: (ctx) => execute(ctx, s, logger),
+    },
+    {
+      method: 'post', path: '/api/workflows/{id}/run', operationId: 'runWorkflow', tag: 'execute', auth: 'admin',
+      summary: 'Manual trigger on the current version (deployed or not); body and answers as execute',
+      body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
+      responses: {
+        ...executionResponses(),
+        401: errorResponse('no or wrong admin token (UNAUTHORIZED)'),
+        404: errorResponse('unknown workflow (NOT_FOUND)'),
+      },
+      handler: (ctx) => run(ctx, s, logger),
+    },
+  ];
+}

@@ -1,0 +1,83 @@
+/**
+ * Execution records, their events (SSE, replayed then live) and cancel (SPEC §4.2). Allowed for
+ * the admin token or an API key of the execution's workflow; checked like execute: credentials,
+ * then the execution (404), then the key (401 unknown/revoked, 403 other workflow).
+ */
+import type { Logger } from 'pino';
+import { TroupeError } from '../../errors.js';
+import type { ExecutionDetail } from '../../service/executions.js';
+import type { Services } from '../../service/index.js';
+import { hasAdminToken, unauthorized } from '../middleware/auth.js';
+import { executionView } from '../present.js';
+import { streamEvents } from '../respond.js';
+import { errorResponse, param, parseQuery, type RouteSpec } from '../route-spec.js';
+import { cancelResponseSchema, eventsQuery, executionRecordSchema } from '../schemas.js';
+import type { Ctx } from '../types.js';
+
+async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
+  const id = param(ctx, 'id');
+  if (hasAdminToken(ctx.get('Authorization'), adminToken)) return s.executions.get(id);
+  const presented = ctx.get('X-API-Key');
+  if (presented === '') throw unauthorized('an admin token or an API key of the workflow is required');
+  const rec = await s.executions.get(id);
+  const key = await s.keys.authenticate(presented);
+  if (key === null) throw unauthorized('unknown or revoked API key');
+  if (key.workflowId !== rec.workflowId) throw new TroupeError('FORBIDDEN', "this API key does not belong to the execution's workflow");
+  return rec;
+}
+
+function lastEventId(ctx: Ctx): number {
+  const q = parseQuery(ctx, eventsQuery);
+  const header = Number(ctx.get('Last-Event-ID'));
+  return q.after ?? (Number.isInteger(header) && header > 0 ? header : 0);
+}
+
+const auth401 = errorResponse('no admin token or API key, or an unknown or revoked key (UNAUTHORIZED)');
+const auth403 = errorResponse("an API key of another workflow (FORBIDDEN)");
+const unknown404 = errorResponse('unknown execution (NOT_FOUND)');
+
+export function executionRoutes(s: Services, adminToken: string, logger: Logger): RouteSpec[] {
+  return [
+    {
+      method: 'get', path: '/api/executions/{id}', operationId: 'getExecution', tag: 'executions', auth: 'adminOrKey',
+      summary: 'The execution record with its block logs',
+      responses: { 200: { description: 'the record', schema: executionRecordSchema, headers: ['X-Execution-Id'] }, 401: auth401,
+        403: auth403, 404: unknown404 },
+      handler: async (ctx) => {
+        const rec = await authorizedExecution(ctx, s, adminToken);
+        ctx.set('X-Execution-Id', rec.id);
+        ctx.body = executionView(rec);
+      },
+    },
+    {
+      method: 'get', path: '/api/executions/{id}/events', operationId: 'executionEvents', tag: 'executions', auth: 'adminOrKey',
+      summary: 'The execution events as SSE: replayed from the start (or after Last-Event-ID / ?after=), then live until done',
+      query: eventsQuery,
+      responses: { 200: { description: 'text/event-stream; each event has `id` (its sequence number), `event` and JSON `data`',
+        contentType: 'text/event-stream', headers: ['X-Execution-Id'] }, 400: errorResponse('invalid query (INVALID_REQUEST)'),
+        401: auth401, 403: auth403, 404: unknown404 },
+      handler: async (ctx) => {
+        const after = lastEventId(ctx);
+        const rec = await authorizedExecution(ctx, s, adminToken);
+        ctx.set('X-Execution-Id', rec.id);
+        streamEvents(ctx, s.executions, rec.id, logger, after);
+      },
+    },
+    {
+      method: 'post', path: '/api/executions/{id}/cancel', operationId: 'cancelExecution', tag: 'executions', auth: 'adminOrKey',
+      summary: 'Cancel a queued or running execution',
+      description: 'When it runs in this process the answer waits for it to end: 200 with the final status. Otherwise the cancel is '
+        + 'sent over the bus to the process running it: 202 with status "cancelling".',
+      responses: { 200: { description: 'ended', schema: cancelResponseSchema, headers: ['X-Execution-Id'] },
+        202: { description: 'cancel requested', schema: cancelResponseSchema, headers: ['X-Execution-Id'] }, 401: auth401, 403: auth403,
+        404: unknown404, 409: errorResponse('the execution has already ended (CONFLICT)') },
+      handler: async (ctx) => {
+        const rec = await authorizedExecution(ctx, s, adminToken);
+        ctx.set('X-Execution-Id', rec.id);
+        const status = await s.executions.cancel(rec);
+        ctx.status = status === null ? 202 : 200;
+        ctx.body = { executionId: rec.id, status: status ?? 'cancelling' };
+      },
+    },
+  ];
+}

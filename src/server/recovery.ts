@@ -1,0 +1,175 @@
+/**
+ * Restart recovery: no execution stays `queued` or `running` after the process that owned it is
+ * gone. `running` ones are failed with INTERRUPTED (their blocks may have had side effects, so
+ * they are not silently re-run); `queued` ones had started no block and are run from scratch
+ * under their own id. Decision and rationale: docs/operations.md.
+ */
+import type { Logger } from 'pino';
+import { isTroupeError } from '../errors.js';
+import type { BlockTypeRegistry } from '../model/types.js';
+import type { Engine } from '../runtime/engine.js';
+import type { ExecutionResult } from '../runtime/types.js';
+import { loadWorkflow } from '../runtime/workflows.js';
+import type { ExecutionRecord, ExecutionRepo, Store } from '../store/types.js';
+
+export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
+const BATCH = 500;
+
+export interface RecoveryDeps {
+  store: Store;
+  engine: Engine;
+  registry: BlockTypeRegistry;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export interface RecoveryOptions {
+  /**
+   * `exclusive`: this process is the only one using the store (SQLite in its data dir), so every
+   * unfinished record is an orphan. `shared`: other instances may be running executions right
+   * now, so only records older than `staleAfterMs` (past any execution's time limit) are touched,
+   * and queued ones are failed rather than re-run (two instances could both pick them).
+   */
+  mode: 'exclusive' | 'shared';
+  staleAfterMs: number;
+}
+
+export interface RecoveryReport {
+  interrupted: string[];
+  rerun: string[];
+}
+
+export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOptions): Promise<RecoveryReport> {
+  const now = deps.now ?? (() => new Date());
+  const cutoff = opts.mode === 'shared' ? now().getTime() - opts.staleAfterMs : Number.POSITIVE_INFINITY;
+  const report: RecoveryReport = { interrupted: [], rerun: [] };
+  const repo = deps.store.executions;
+  const failStatuses: ExecutionRecord['status'][] = opts.mode === 'shared' ? ['running', 'queued'] : ['running'];
+  await drainOrphans(repo, failStatuses, cutoff, async (rec) => {
+    if (await markInterrupted(repo, rec, now())) report.interrupted.push(rec.id);
+  });
+  if (opts.mode === 'exclusive') {
+    await drainOrphans(repo, ['queued'], cutoff, async (rec) => {
+      if (await rerun(deps, rec, now)) report.rerun.push(rec.id);
+      else report.interrupted.push(rec.id);
+    });
+  }
+  if (report.interrupted.length + report.rerun.length > 0) {
+    deps.logger.warn({ interrupted: report.interrupted.length, rerun: report.rerun.length }, 'recovered executions left unfinished by a previous process');
+  }
+  return report;
+}
+
+/**
+ * Hands every record in `statuses` older than `cutoff` to `handle`, oldest first. `handle` moves
+ * a record out of those statuses, so listing again returns the next ones; a pass that moves
+ * nothing ends the loop (a record that cannot be moved must not spin it).
+ */
+async function drainOrphans(
+  repo: ExecutionRepo,
+  statuses: ExecutionRecord['status'][],
+  cutoff: number,
+  handle: (rec: ExecutionRecord) => Promise<void>,
+): Promise<void> {
+  const seen = new Set<string>();
+  for (;;) {
+    const batch = await repo.listByStatus(statuses, BATCH);
+    let progressed = false;
+    for (const rec of batch) {
+      if (startTime(rec) > cutoff) return;
+      if (seen.has(rec.id)) continue;
+      seen.add(rec.id);
+      progressed = true;
+      await handle(rec);
+    }
+    if (!progressed || batch.length < BATCH) return;
+  }
+}
+
+function startTime(rec: ExecutionRecord): number {
+  const at = rec.startedAt ?? rec.createdAt;
+  return at === undefined || at === null ? 0 : Date.parse(at);
+}
+
+/** Fails the record with INTERRUPTED and appends the `done` event live SSE readers wait for. */
+export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord, at: Date): Promise<boolean> {
+  const endedAt = at.toISOString();
+  const started = rec.startedAt === null ? null : Date.parse(rec.startedAt);
+  const durationMs = started === null || Number.isNaN(started) ? null : Math.max(0, at.getTime() - started);
+  const error = { code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE, blockId: null };
+  const events = await repo.listEvents(rec.id);
+  const seq = (events.at(-1)?.seq ?? 0) + 1;
+  const done: ExecutionResult = {
+    id: rec.id,
+    workflowId: rec.workflowId,
+    version: rec.version,
+    status: 'failed',
+    output: null,
+    error,
+    response: null,
+    startedAt: rec.startedAt ?? endedAt,
+    endedAt,
+    durationMs: durationMs ?? 0,
+  };
+  try {
+    await repo.saveBoundary(rec.id, {
+      patch: { status: 'failed', output: null, error, endedAt, durationMs },
+      events: [{ executionId: rec.id, seq, event: 'done', data: done, at: endedAt }],
+    });
+    return true;
+  } catch (err) {
+    if (isTroupeError(err) && err.code === 'NOT_FOUND') return false;
+    throw err;
+  }
+}
+
+/** Starts a queued execution again under its own id; false (and failed) when it cannot run. */
+async function rerun(deps: RecoveryDeps, rec: ExecutionRecord, now: () => Date): Promise<boolean> {
+  try {
+    const stored = await deps.store.workflows.getVersion(rec.workflowId, rec.version);
+    if (stored === null) throw new Error(`workflow ${rec.workflowId} version ${rec.version} no longer exists`);
+    const { compiled } = loadWorkflow(stored.definition, deps.registry);
+    const handle = await deps.engine.start(compiled, {
+      workflowId: rec.workflowId,
+      version: rec.version,
+      input: rec.input,
+      trigger: (rec.trigger ?? { type: 'api' }) as never,
+      executionId: rec.id,
+    });
+    // the handle is not awaited: recovery must not hold up the start of the service
+    handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'recovered execution failed to finish'));
+    return true;
+  } catch (err) {
+    deps.logger.error({ err, executionId: rec.id }, 'cannot re-run a queued execution');
+    await markInterrupted(deps.store.executions, rec, now());
+    return false;
+  }
+}
+
+/**
+ * The engine always creates a fresh record; a queued execution being run again already has one.
+ * This view of the repo turns `create` over an existing *queued* record into an update, and keeps
+ * CONFLICT for every other duplicate id.
+ */
+export function requeueAwareExecutions(repo: ExecutionRepo): ExecutionRepo {
+  return {
+    async create(rec) {
+      try {
+        return await repo.create(rec);
+      } catch (err) {
+        if (!isTroupeError(err) || err.code !== 'CONFLICT') throw err;
+        const existing = await repo.get(rec.id);
+        if (existing?.status !== 'queued') throw err;
+        const { id: _id, createdAt: _createdAt, ...patch } = rec;
+        await repo.update(rec.id, patch);
+        return { ...rec, createdAt: existing.createdAt ?? rec.createdAt };
+      }
+    },
+    update: (id, patch) => repo.update(id, patch),
+    get: (id) => repo.get(id),
+    list: (workflowId, opts) => repo.list(workflowId, opts),
+    saveBoundary: (id, batch) => repo.saveBoundary(id, batch),
+    listEvents: (id, afterSeq) => repo.listEvents(id, afterSeq),
+    listByStatus: (statuses, limit) => repo.listByStatus(statuses, limit),
+  };
+}

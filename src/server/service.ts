@@ -1,0 +1,141 @@
+/**
+ * One running service: config → secrets at rest → runtime → recovery → Koa app → node:http
+ * server, and the orderly way back down. `troupe serve` and the HTTP benchmark both use it.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/load.js';
+import { TroupeError } from '../errors.js';
+import { createApp } from '../http/app.js';
+import { openRuntime, type Runtime } from '../main.js';
+import { storeSecretSource } from '../service/index.js';
+import { recoverExecutions, type RecoveryReport } from './recovery.js';
+import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
+import { serviceUrl } from './urls.js';
+
+/** How long a shutdown waits for running executions before cancelling them. */
+export const SHUTDOWN_GRACE_MS = 15_000;
+/** On a shared store, how often unfinished records of dead instances are looked for. */
+const SHARED_SWEEP_MS = 60_000;
+
+export interface ServiceOptions {
+  logger: Logger;
+  shutdownGraceMs?: number;
+}
+
+export interface Service {
+  /** base URL clients use, e.g. http://127.0.0.1:3000 */
+  url: string;
+  port: number;
+  runtime: Runtime;
+  secrets: ServiceSecrets;
+  recovery: RecoveryReport;
+  server: http.Server;
+  /** idempotent; resolves once the runtime is closed */
+  stop(reason?: string): Promise<void>;
+}
+
+export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
+  const { logger } = options;
+  const secrets = loadServiceSecrets(config);
+  const runtime = await openRuntime(config, {
+    // the same decryption the secrets routes encrypt for; TROUPE_VAR_* is chained after it
+    secrets: (store) => storeSecretSource(store, secrets.secretKey.value),
+    onError: (err) => logger.error({ err }, 'execution persistence failed'),
+  });
+  try {
+    const recovery = await recover(runtime, logger, false);
+    const app = createApp({
+      config,
+      store: runtime.store,
+      bus: runtime.bus,
+      engine: runtime.engine,
+      registry: runtime.registry,
+      logger,
+      adminToken: secrets.adminToken.value,
+      secretKey: secrets.secretKey.value,
+    });
+    const server = http.createServer(app.callback());
+    const port = await listen(server, config);
+    const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger) : undefined;
+    const url = serviceUrl(config, port);
+    logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory' }, 'troupe listening');
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      port,
+      runtime,
+      secrets,
+      recovery,
+      server,
+      stop(reason = 'stop requested') {
+        if (sweep) clearInterval(sweep);
+        stopping ??= shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason);
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+}
+
+function recover(runtime: Runtime, logger: Logger, shared: boolean): Promise<RecoveryReport> {
+  return recoverExecutions(
+    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger },
+    {
+      mode: shared || runtime.store.kind === 'mongodb' ? 'shared' : 'exclusive',
+      // past its time limit an execution cannot still be running on a live instance
+      staleAfterMs: runtime.config.executionTimeoutMs + SHARED_SWEEP_MS,
+    },
+  );
+}
+
+function startSweep(runtime: Runtime, logger: Logger): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    recover(runtime, logger, true).catch((err: unknown) => logger.error({ err }, 'recovery sweep failed'));
+  }, SHARED_SWEEP_MS);
+  timer.unref();
+  return timer;
+}
+
+function listen(server: http.Server, config: Readonly<Config>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(new TroupeError('INVALID_CONFIG', `cannot listen on ${config.host}:${config.port} (TROUPE_HOST/TROUPE_PORT): ${err.code ?? err.message}`, { cause: err }));
+    };
+    server.once('error', onError);
+    server.listen(config.port, config.host, () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/**
+ * Stop accepting connections, let running executions finish (sync callers get their answers),
+ * cancel what outlives the grace period so it is recorded `cancelled` rather than left
+ * `running`, then close the runtime (bus, sandbox, store).
+ */
+async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, graceMs: number, reason: string): Promise<void> {
+  logger.info({ reason, inflight: runtime.engine.inflight }, 'shutting down');
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  if (!(await runtime.engine.whenIdle(graceMs))) {
+    const cancelled = runtime.engine.cancelAll();
+    logger.warn({ cancelled, graceMs }, 'executions still running after the grace period were cancelled');
+    await runtime.engine.whenIdle(5_000);
+  }
+  // responses of just-finished executions get a moment to leave, long-lived streams do not
+  server.closeIdleConnections();
+  await Promise.race([closed, delay(2_000)]);
+  server.closeAllConnections();
+  await closed;
+  await runtime.close();
+  logger.info('stopped');
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

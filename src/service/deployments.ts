@@ -1,0 +1,65 @@
+/**
+ * Deploy as API (SPEC §4.1): a deployment pins the workflow's current version. Every deploy
+ * issues a new API key (the response shape always carries one); earlier keys stay valid until
+ * revoked, across undeploy and redeploy.
+ */
+import { TroupeError } from '../errors.js';
+import type { Deployment, Store } from '../store/types.js';
+import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
+import { workflowNotFound, type ApiKeyService, type IssuedKey } from './keys.js';
+
+export interface DeploymentView {
+  version: number;
+  endpoint: string;
+  deployedAt: string;
+}
+
+export function executeEndpoint(workflowId: string): string {
+  return `/api/workflows/${encodeURIComponent(workflowId)}/execute`;
+}
+
+export class DeploymentService {
+  constructor(
+    private readonly store: Store,
+    private readonly keys: ApiKeyService,
+    private readonly cache: CompiledCache,
+    private readonly now: () => number,
+  ) {}
+
+  async deploy(workflowId: string): Promise<{ deployment: DeploymentView; apiKey: IssuedKey }> {
+    const wf = await this.store.workflows.get(workflowId);
+    if (wf === null) throw workflowNotFound(workflowId);
+    const deployedAt = new Date(this.now()).toISOString();
+    // compile before pinning: a version that no longer compiles is never deployed, and the
+    // first execute does not pay for compiling
+    this.cache.load(wf, deployedAt);
+    const saved = await this.store.deployments.put({ workflowId, version: wf.version, deployedAt, endpoint: executeEndpoint(workflowId) });
+    const apiKey = await this.keys.issue(workflowId);
+    return { deployment: deploymentView(saved), apiKey };
+  }
+
+  /** Idempotent; NOT_FOUND only when the workflow does not exist. */
+  async undeploy(workflowId: string): Promise<void> {
+    if ((await this.store.workflows.get(workflowId)) === null) throw workflowNotFound(workflowId);
+    await this.store.deployments.delete(workflowId);
+  }
+
+  async get(workflowId: string): Promise<Deployment | null> {
+    return this.store.deployments.get(workflowId);
+  }
+
+  /** The pinned version, compiled (cached by workflow, version and deployment time). */
+  async loadDeployed(d: Deployment): Promise<LoadedWorkflow> {
+    const hit = this.cache.peek(d.workflowId, d.version, d.deployedAt);
+    if (hit !== undefined) return hit;
+    const stored = await this.store.workflows.getVersion(d.workflowId, d.version);
+    if (stored === null) {
+      throw new TroupeError('NOT_DEPLOYED', `the deployed version ${d.version} of workflow ${d.workflowId} no longer exists`);
+    }
+    return this.cache.load(stored, d.deployedAt);
+  }
+}
+
+export function deploymentView(d: Deployment): DeploymentView {
+  return { version: d.version, endpoint: d.endpoint ?? executeEndpoint(d.workflowId), deployedAt: d.deployedAt };
+}

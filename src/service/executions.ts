@@ -1,0 +1,215 @@
+/**
+ * Starting, reading, following and cancelling executions: what execute, run and the execution
+ * routes share (and later webhooks, schedules and chat). Back-pressure lives here: `inflight`
+ * counts executions running in the engine plus those still being started.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { TriggerInfo } from '../blocks/types.js';
+import { checkStarterInput } from '../blocks/starter.js';
+import { TroupeError, ValidationError } from '../errors.js';
+import type { Engine, ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
+import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } from '../store/types.js';
+import type { LoadedWorkflow } from './compiled-cache.js';
+import { LiveExecutions, type SeqEvent } from './live.js';
+
+/** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
+export interface ExecutionObserver {
+  blockSettled(blockType: string, status: string, durationMs: number | null): void;
+  executionEnded(status: string, trigger: string): void;
+}
+
+export interface ExecutionServiceOptions {
+  store: Store;
+  engine: Engine;
+  logger: Logger;
+  maxInflight: number;
+  observer?: ExecutionObserver;
+  newId?: () => string;
+  /** how often a follower polls the store for an execution not running here */
+  pollMs?: number;
+  /** how long cancel waits for a local execution to end before answering */
+  cancelWaitMs?: number;
+}
+
+export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed', 'cancelled'];
+const RETRY_AFTER_OVERLOADED_SEC = 1;
+
+export type ExecutionDetail = ExecutionRecord & { logs: BlockLog[] };
+
+export class ExecutionService {
+  readonly live = new LiveExecutions();
+  private readonly handles = new Map<string, ExecutionHandle>();
+  private starting = 0;
+
+  constructor(private readonly opts: ExecutionServiceOptions) {}
+
+  get inflight(): number {
+    return this.opts.engine.inflight + this.starting;
+  }
+
+  /** 503 OVERLOADED (details.retryAfterSec) when no more executions may start. */
+  ensureCapacity(): void {
+    if (this.inflight >= this.opts.maxInflight) {
+      throw new TroupeError('OVERLOADED', 'too many executions in flight; retry later', {
+        details: { retryAfterSec: RETRY_AFTER_OVERLOADED_SEC },
+        retryable: true,
+      });
+    }
+  }
+
+  /** 422 INVALID_INPUT when the input does not match the starter's inputFormat. */
+  validateInput(loaded: LoadedWorkflow, input: unknown): void {
+    const { issues } = checkStarterInput(loaded.starterConfig, input);
+    if (issues.length > 0) {
+      throw new ValidationError('INVALID_INPUT', "the input does not match the starter's inputFormat", issues);
+    }
+  }
+
+  /** Resolves once the record exists (status running); `done` resolves when it has ended. */
+  async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo): Promise<ExecutionHandle> {
+    const id = this.opts.newId?.() ?? randomUUID();
+    const listener = this.live.open(id, (e) => this.observeBlock(e));
+    this.starting += 1;
+    let handle: ExecutionHandle;
+    try {
+      handle = await this.opts.engine.start(
+        loaded.compiled,
+        { workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id },
+        listener,
+      );
+    } catch (err) {
+      this.live.close(id);
+      throw err;
+    } finally {
+      this.starting -= 1;
+    }
+    this.handles.set(id, handle);
+    handle.done.then(
+      (result) => {
+        this.handles.delete(id);
+        this.opts.observer?.executionEnded(result.status, trigger.type);
+      },
+      (err: unknown) => {
+        this.handles.delete(id);
+        this.live.close(id);
+        this.opts.logger.error({ err, executionId: id }, 'execution ended abnormally');
+      },
+    );
+    return handle;
+  }
+
+  async get(id: string): Promise<ExecutionDetail> {
+    const rec = await this.opts.store.executions.get(id);
+    if (rec === null) throw new TroupeError('NOT_FOUND', `execution ${id} not found`, { details: { executionId: id } });
+    return rec;
+  }
+
+  async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
+    return this.opts.store.executions.list(workflowId, opts);
+  }
+
+  /**
+   * Cancels a running execution. Here: waits (briefly) for it to end and returns its final
+   * status. Elsewhere: asks its process over the bus and returns null (not known yet).
+   * CONFLICT when it has already ended.
+   */
+  async cancel(rec: ExecutionRecord): Promise<ExecutionResult['status'] | null> {
+    if (TERMINAL_STATUSES.includes(rec.status)) {
+      throw new TroupeError('CONFLICT', `execution ${rec.id} has already ended (${rec.status})`, { details: { status: rec.status } });
+    }
+    const handle = this.handles.get(rec.id);
+    this.opts.engine.cancel(rec.id);
+    if (handle === undefined) return null;
+    const result = await withTimeout(handle.done, this.opts.cancelWaitMs ?? 10_000);
+    return result?.status ?? null;
+  }
+
+  /**
+   * Delivers the execution's events in order, replayed then live, until `done` or abort:
+   * from this process's live feed when it runs here, else from the store (polled).
+   */
+  async follow(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<void> {
+    if (await this.followLive(id, onEvent, signal)) return;
+    await this.pollStore(id, onEvent, signal);
+  }
+
+  private followLive(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let unsubscribe: (() => void) | null = null;
+      const finish = (): void => {
+        unsubscribe?.();
+        signal.removeEventListener('abort', finish);
+        resolve(true);
+      };
+      unsubscribe = this.live.follow(id, (e) => {
+        onEvent(e);
+        if (e.event === 'done') finish();
+      });
+      if (unsubscribe === null) resolve(false);
+      else if (signal.aborted) finish();
+      else signal.addEventListener('abort', finish, { once: true });
+    });
+  }
+
+  private async pollStore(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<void> {
+    const repo = this.opts.store.executions;
+    let after = 0;
+    const drain = async (): Promise<boolean> => {
+      for (const e of await repo.listEvents(id, after)) {
+        after = e.seq;
+        onEvent({ seq: e.seq, event: e.event, data: e.data });
+        if (e.event === 'done') return true;
+      }
+      return false;
+    };
+    while (!signal.aborted) {
+      if (await drain()) return;
+      const rec = await repo.get(id);
+      // the end is written with its `done` event in one transaction: read once more, then stop
+      if (rec === null || TERMINAL_STATUSES.includes(rec.status)) {
+        await drain();
+        return;
+      }
+      await sleep(this.opts.pollMs ?? 250, signal);
+    }
+  }
+
+  private observeBlock(e: ExecutionEvent): void {
+    const o = this.opts.observer;
+    if (o === undefined) return;
+    if (e.type === 'block.completed' || e.type === 'block.failed' || e.type === 'block.skipped') {
+      o.blockSettled(e.data.blockType, e.data.status, e.data.durationMs);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), ms);
+    timer.unref();
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(null);
+      },
+    );
+  });
+}

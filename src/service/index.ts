@@ -1,0 +1,71 @@
+/** The application services the HTTP routes (and later triggers) call, built from one set of deps. */
+import type { Logger } from 'pino';
+import type { Engine } from '../runtime/engine.js';
+import type { SecretSource } from '../runtime/types.js';
+import type { BlockTypeRegistry } from '../model/types.js';
+import type { Store } from '../store/types.js';
+import { CompiledCache } from './compiled-cache.js';
+import { DeploymentService } from './deployments.js';
+import { ExecutionService, type ExecutionObserver } from './executions.js';
+import { ApiKeyService } from './keys.js';
+import { TokenBuckets } from './rate-limit.js';
+import { SecretService } from './secrets.js';
+import { WorkflowService } from './workflows.js';
+
+export interface ServiceDeps {
+  store: Store;
+  engine: Engine;
+  registry: BlockTypeRegistry;
+  logger: Logger;
+  secretKey: string;
+  maxInflight: number;
+  /** API key requests per minute */
+  keyRateLimit: number;
+  now?: () => number;
+  observer?: ExecutionObserver;
+  pollMs?: number;
+}
+
+export interface Services {
+  cache: CompiledCache;
+  workflows: WorkflowService;
+  keys: ApiKeyService;
+  deployments: DeploymentService;
+  secrets: SecretService;
+  executions: ExecutionService;
+  rateLimits: TokenBuckets;
+}
+
+export function createServices(deps: ServiceDeps): Services {
+  const now = deps.now ?? Date.now;
+  const cache = new CompiledCache(deps.registry);
+  const keys = new ApiKeyService(deps.store, now);
+  return {
+    cache,
+    workflows: new WorkflowService(deps.store, deps.registry, cache),
+    keys,
+    deployments: new DeploymentService(deps.store, keys, cache, now),
+    secrets: new SecretService(deps.store, deps.secretKey),
+    executions: new ExecutionService({
+      store: deps.store,
+      engine: deps.engine,
+      logger: deps.logger,
+      maxInflight: deps.maxInflight,
+      ...(deps.observer ? { observer: deps.observer } : {}),
+      ...(deps.pollMs === undefined ? {} : { pollMs: deps.pollMs }),
+    }),
+    rateLimits: new TokenBuckets(deps.keyRateLimit, now),
+  };
+}
+
+/**
+ * `{{NAME}}` values from the secrets API, for the Engine that `troupe serve` builds (pass it as
+ * openRuntime's `secrets` option): decrypts with the same key the secrets routes encrypt with.
+ */
+export function storeSecretSource(store: Store, secretKey: string): SecretSource {
+  return new SecretService(store, secretKey).source();
+}
+
+export type { ExecutionObserver } from './executions.js';
+export type { LoadedWorkflow } from './compiled-cache.js';
+export type { SeqEvent } from './live.js';

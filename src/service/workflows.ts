@@ -1,0 +1,60 @@
+/** Workflows CRUD with versions (SPEC §4.1): validated on every write, ids generated when absent. */
+import { randomUUID } from 'node:crypto';
+import { ValidationError } from '../errors.js';
+import type { BlockTypeRegistry } from '../model/types.js';
+import { loadWorkflow } from '../runtime/workflows.js';
+import type { Page, PageOptions, Store, StoredWorkflow } from '../store/types.js';
+import type { CompiledCache } from './compiled-cache.js';
+import { workflowNotFound } from './keys.js';
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export class WorkflowService {
+  constructor(
+    private readonly store: Store,
+    private readonly registry: BlockTypeRegistry,
+    private readonly cache: CompiledCache,
+  ) {}
+
+  /** 422 INVALID_WORKFLOW with every issue; CONFLICT when the id is taken. */
+  async create(doc: unknown): Promise<StoredWorkflow> {
+    const withId = isObject(doc) && doc['id'] === undefined ? { ...doc, id: randomUUID() } : doc;
+    const { def } = loadWorkflow(withId, this.registry);
+    return this.store.workflows.create({ ...def, id: def.id ?? randomUUID() });
+  }
+
+  async get(id: string): Promise<StoredWorkflow> {
+    const found = await this.store.workflows.get(id);
+    if (found === null) throw workflowNotFound(id);
+    return found;
+  }
+
+  async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {
+    return this.store.workflows.list(opts);
+  }
+
+  /**
+   * Writes version+1. The document may omit `id`; when it names one, it must be this one (a
+   * replace never renames).
+   */
+  async replace(id: string, doc: unknown): Promise<StoredWorkflow> {
+    if (isObject(doc) && doc['id'] !== undefined && doc['id'] !== id) {
+      throw new ValidationError('INVALID_WORKFLOW', 'workflow is invalid (1 issue(s))', [
+        { path: '/id', message: `must be "${id}" (the id in the URL) or absent` },
+      ]);
+    }
+    const { def } = loadWorkflow(isObject(doc) ? { ...doc, id } : doc, this.registry);
+    const stored = await this.store.workflows.replace(id, def);
+    if (stored === null) throw workflowNotFound(id);
+    return stored;
+  }
+
+  /** Deletes the workflow with its versions, deployment and keys; its executions stay readable. */
+  async delete(id: string): Promise<void> {
+    const deleted = await this.store.workflows.delete(id);
+    this.cache.forget(id);
+    if (!deleted) throw workflowNotFound(id);
+  }
+}

@@ -18,11 +18,14 @@ async function runtimeOn(kind: 'memory' | 'nats', bus: Bus, sandbox: IsolatedVmS
   const engine = benchEngine(bus, sandbox);
   const rtt = kind === 'nats' ? await measureRequestReplyP50(bus, 2000) : null;
   const chain = await measureChain(engine);
+  const noop = await measureChain(engine, 7, 100, 'noop');
   console.log(`\n## runtime on the ${kind} bus`);
   if (rtt !== null) line('NATS request/reply round trip p50 (baseline)', `${f1(rtt)} µs`);
   line('100-block function chain: wall per block', `${f1(chain.totalUsPerBlock)} µs`, `(sandbox ${f1(chain.sandboxUsPerBlock)} µs/block inside run())`);
   const target = kind === 'memory' ? 'target ≤ 50 µs' : `= ${f1(chain.overheadUsPerBlock / (rtt ?? 1))}× RTT, target ≤ 1.5×`;
   line('100-block function chain: orchestration overhead per block', `${f1(chain.overheadUsPerBlock)} µs`, target);
+  const noopTarget = kind === 'memory' ? 'target ≤ 50 µs' : `= ${f1(noop.overheadUsPerBlock / (rtt ?? 1))}× RTT`;
+  line('100-block no-op chain: orchestration per block', `${f1(noop.overheadUsPerBlock)} µs`, noopTarget);
   line('8 parallel branches × 50 ms: wall / 50 ms', f1(await measureFanout(engine)), 'target ≤ 1.2');
   line('10-block workflow, 100 in flight', `${f1(await measureThroughput(engine))} exec/s`);
   const wide = await measureWideParallel(engine);

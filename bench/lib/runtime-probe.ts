@@ -38,7 +38,15 @@ const waitBlock: BlockType<{ ms: number }> = {
   },
 };
 
-const types: Record<string, AnyBlockType> = { ...blockTypes, function: timedFunction, wait: waitBlock };
+/** Does nothing: a chain of these measures orchestration alone. */
+const noopBlock: BlockType<Record<string, unknown>> = {
+  type: 'noop',
+  configSchema: z.object({}).passthrough(),
+  handles: () => ['success'],
+  run: async () => ({ output: { ok: true }, handles: ['success'] }),
+};
+
+const types: Record<string, AnyBlockType> = { ...blockTypes, function: timedFunction, wait: waitBlock, noop: noopBlock };
 const registry = blockTypeRegistry(types);
 
 export function benchEngine(bus: Bus, sandbox: IsolatedVmSandbox): Engine {
@@ -56,11 +64,11 @@ function block(id: string, type: string, config: Record<string, unknown>, name =
   return { id, type, name, config };
 }
 
-export function chainDoc(n: number): unknown {
+export function chainDoc(n: number, type = 'function'): unknown {
   const blocks = [block('start', 'starter', {}, 'Start')];
   const connections = [];
   for (let i = 1; i <= n; i++) {
-    blocks.push(block(`f${i}`, 'function', { code: 'return 1' }));
+    blocks.push(block(`f${i}`, type, type === 'function' ? { code: 'return 1' } : {}));
     connections.push({ from: i === 1 ? 'start' : `f${i - 1}`, to: `f${i}` });
   }
   return { id: 'chain', name: 'chain', blocks, connections };
@@ -125,9 +133,10 @@ export interface ChainFigures {
 }
 
 /** Median over `rounds` runs of the 100-block chain. */
-export async function measureChain(engine: Engine, rounds = 7, n = 100): Promise<ChainFigures> {
-  const doc = chainDoc(n);
-  await runOnce(engine, doc);
+export async function measureChain(engine: Engine, rounds = 7, n = 100, type = 'function'): Promise<ChainFigures> {
+  const doc = chainDoc(n, type);
+  // warm the JIT and the sandbox pool before measuring
+  for (let i = 0; i < 15; i++) await runOnce(engine, doc);
   const samples: ChainFigures[] = [];
   for (let r = 0; r < rounds; r++) {
     insideRunMs = 0;

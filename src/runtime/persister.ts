@@ -9,8 +9,8 @@ interface Pending {
 
 /**
  * Persists execution progress at block boundaries in batches: everything that happened in one
- * turn of the event loop goes to the store as one saveBoundary (one transaction), not one write
- * per message (DESIGN budgets).
+ * turn of the event loop, for every execution, goes to the store as one saveBoundaries call (one
+ * transaction on SQLite), not one write per message or per execution (DESIGN budgets).
  */
 export class BoundaryPersister {
   private readonly pending = new Map<string, Pending>();
@@ -57,17 +57,18 @@ export class BoundaryPersister {
     this.seq.delete(executionId);
   }
 
+  /** Group commit: every execution's batch of this turn in one store call. */
   private async write(batches: [string, Pending][]): Promise<void> {
-    for (const [id, p] of batches) {
-      try {
-        await this.repo.saveBoundary(id, {
-          ...(p.patch ? { patch: p.patch } : {}),
-          logs: [...p.logs.values()] as BlockLog[],
-          events: p.events,
-        });
-      } catch (err) {
-        this.onError(err);
-      }
+    if (batches.length === 0) return;
+    const items = batches.map(([id, p]) => ({
+      id,
+      batch: { ...(p.patch ? { patch: p.patch } : {}), logs: [...p.logs.values()] as BlockLog[], events: p.events },
+    }));
+    try {
+      const results = await this.repo.saveBoundaries(items);
+      for (const err of results) if (err !== null) this.onError(err);
+    } catch (err) {
+      this.onError(err);
     }
   }
 

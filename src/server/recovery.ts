@@ -169,6 +169,7 @@ export function requeueAwareExecutions(repo: ExecutionRepo): ExecutionRepo {
     get: (id) => repo.get(id),
     list: (workflowId, opts) => repo.list(workflowId, opts),
     saveBoundary: (id, batch) => repo.saveBoundary(id, batch),
+    saveBoundaries: (items) => repo.saveBoundaries(items),
     listEvents: (id, afterSeq) => repo.listEvents(id, afterSeq),
     listByStatus: (statuses, limit) => repo.listByStatus(statuses, limit),
   };

@@ -158,6 +158,11 @@ export interface BoundaryBatch {
   events?: ExecutionEvent[];
 }
 
+export interface BoundaryItem {
+  id: string;
+  batch: BoundaryBatch;
+}
+
 export interface ExecutionListOptions extends PageOptions {
   status?: ExecutionStatus;
 }
@@ -176,6 +181,12 @@ export interface ExecutionRepo {
    * all of it is written or none of it. TroupeError NOT_FOUND when the execution is unknown.
    */
   saveBoundary(id: string, batch: BoundaryBatch): Promise<void>;
+  /**
+   * The boundaries of several executions at once (group commit): one transaction where the store
+   * can, yet each item is written or not on its own. Returns, per item, null when it was written
+   * or the error that stopped it (as saveBoundary would have thrown).
+   */
+  saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]>;
   /** events ordered by seq, only those with seq > afterSeq when given */
   listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]>;
   /** oldest first, across workflows: for restart recovery of queued/running executions */

@@ -1,7 +1,7 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
 import type {
-  BlockLog, BoundaryBatch, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page,
 } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
@@ -81,6 +81,20 @@ export class MongoExecutions implements ExecutionRepo {
       if (logOps.length > 0) await this.logs.bulkWrite(logOps, { ordered: true, session });
       if (eventOps.length > 0) await this.events.bulkWrite(eventOps, { ordered: true, session });
     });
+  }
+
+  /** Item by item: a MongoDB transaction per execution is the unit the server offers. */
+  async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
+    const results: (Error | null)[] = [];
+    for (const item of items) {
+      try {
+        await this.saveBoundary(item.id, item.batch);
+        results.push(null);
+      } catch (err) {
+        results.push(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    return results;
   }
 
   async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {

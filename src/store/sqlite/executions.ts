@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
 import type {
-  BlockLog, BoundaryBatch, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page,
 } from '../types.js';
 import type { Db } from './db.js';
@@ -77,12 +77,31 @@ export class SqliteExecutions implements ExecutionRepo {
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {
     checkBatch(id, batch);
+    this.db.transaction(() => this.writeBoundary(id, batch)).immediate();
+  }
+
+  /** One transaction for all; each item in its own savepoint, so one bad item spoils no other. */
+  async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
+    const results: (Error | null)[] = items.map(() => null);
+    const one = this.db.transaction((item: BoundaryItem) => this.writeBoundary(item.id, item.batch));
     this.db.transaction(() => {
-      if (!this.exists.get(id)) throw notFound('execution', id);
-      if (batch.patch) this.applyPatch(id, batch.patch);
-      for (const log of batch.logs ?? []) this.upsertLog.run(...logRow(id, log));
-      for (const ev of batch.events ?? []) this.upsertEvent.run(eventRow(ev));
+      items.forEach((item, i) => {
+        try {
+          checkBatch(item.id, item.batch);
+          one(item);
+        } catch (err) {
+          results[i] = err instanceof Error ? err : new Error(String(err));
+        }
+      });
     }).immediate();
+    return results;
+  }
+
+  private writeBoundary(id: string, batch: BoundaryBatch): void {
+    if (!this.exists.get(id)) throw notFound('execution', id);
+    if (batch.patch) this.applyPatch(id, batch.patch);
+    for (const log of batch.logs ?? []) this.upsertLog.run(...logRow(id, log));
+    for (const ev of batch.events ?? []) this.upsertEvent.run(eventRow(ev));
   }
 
   async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {

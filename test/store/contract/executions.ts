@@ -141,5 +141,24 @@ export function executionsContract(ctx: ContractContext): void {
       expect(await s.executions.listEvents('ghost')).to.deep.equal([]);
       expect(await s.executions.get('ghost')).to.equal(null);
     });
+
+    it('saveBoundaries writes each item alone: a bad item spoils no other', async () => {
+      const s = ctx.store();
+      await s.executions.create(execution('e1'));
+      await s.executions.create(execution('e2'));
+      const results = await s.executions.saveBoundaries([
+        { id: 'e1', batch: { patch: { status: 'running' }, logs: [blockLog('a', 0)], events: [ev('e1', 1)] } },
+        { id: 'ghost', batch: { logs: [blockLog('x', 0)] } },
+        { id: 'e2', batch: { patch: { status: 'completed' }, events: [ev('e2', 1), ev('e2', 2)] } },
+        { id: 'e2', batch: { logs: [{ ...blockLog('bad', 1), blockId: undefined as unknown as string }] } },
+      ]);
+      expect(results.map((r) => (r === null ? null : (r as { code?: string }).code))).to.deep.equal([null, 'NOT_FOUND', null, 'STORE_ERROR']);
+      expect((await s.executions.get('e1'))?.status).to.equal('running');
+      expect((await s.executions.get('e1'))?.logs.map((l) => l.blockId)).to.deep.equal(['a']);
+      expect((await s.executions.get('e2'))?.status).to.equal('completed');
+      expect((await s.executions.get('e2'))?.logs).to.deep.equal([]);
+      expect((await s.executions.listEvents('e2')).map((e) => e.seq)).to.deep.equal([1, 2]);
+      expect(await s.executions.get('ghost')).to.equal(null);
+    });
   });
 }

@@ -83,6 +83,16 @@ function unboundedController(): AbortController {
   return controller;
 }
 
+type Started = Extract<BlockReport, { type: 'BLOCK.STARTED' }>;
+
+function recordStart(ctx: ExecutionContext, event: Started): void {
+  const log = ctx.ledger.started(event.blockId, event.at, event.iteration);
+  ctx.notify({
+    type: 'block.started',
+    data: { blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, order: log.order, iteration: log.iteration },
+  });
+}
+
 /** Folds one settled report into the ledger and tells observers. */
 function applySettled(ctx: ExecutionContext, e: Settled): void {
   const log = ctx.ledger.settled(e);
@@ -147,7 +157,13 @@ export const executionMachine = setup({
   states: {
     running: {
       entry: ({ context, self }) => {
-        const report = (event: BlockReport | ContainerEvent): void => self.send(event);
+        // Starts and chunks change no decision of the execution: they are recorded and passed to
+        // observers directly, saving a machine event per block. Everything else is an event.
+        const report = (event: BlockReport | ContainerEvent): void => {
+          if (event.type === 'BLOCK.STARTED') recordStart(context, event);
+          else if (event.type === 'BLOCK.CHUNK') context.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } });
+          else self.send(event);
+        };
         const { group, workflow } = context;
         for (const id of workflow.topLevel) group.spawn(inboxKey('root', id), blockMachine, blockInput(context, id, report));
         for (const id of workflow.topLevel) {
@@ -166,15 +182,7 @@ export const executionMachine = setup({
       },
       always: { guard: 'allSettled', target: 'completed' },
       on: {
-        'BLOCK.STARTED': {
-          actions: ({ context, event }) => {
-            const log = context.ledger.started(event.blockId, event.at, event.iteration);
-            context.notify({
-              type: 'block.started',
-              data: { blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, order: log.order, iteration: log.iteration },
-            });
-          },
-        },
+        'BLOCK.STARTED': { actions: ({ context, event }) => recordStart(context, event) },
         'BLOCK.SETTLED': [
           {
             guard: 'fatal',

@@ -83,6 +83,14 @@ export function spawnIteration(
   return { remaining: children.length, outputs: new Map(), keys: children.map((c) => c.key) };
 }
 
+/**
+ * Children's starts and chunks go straight up to the owner's parent (the container decides
+ * nothing on them); settles and iteration events come to the container actor.
+ */
+export function passStarts(owner: BlockActorInput, toContainer: (e: BlockReport | ContainerEvent) => void): SpawnScope['report'] {
+  return (e) => (e.type === 'BLOCK.STARTED' || e.type === 'BLOCK.CHUNK' ? owner.report(e) : toContainer(e));
+}
+
 /** An abort controller that also aborts when the enclosing scope does. */
 export function childController(parent: AbortSignal): AbortController {
   const controller = new AbortController();

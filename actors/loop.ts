@@ -5,6 +5,7 @@ import { bindCode, type IterationScope, type ReferenceScope } from '../src/model
 import {
   childController,
   childFailure,
+  passStarts,
   isOwnChild,
   settleChild,
   spawnIteration,
@@ -138,7 +139,7 @@ export const loopMachine = setup({
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
         }
-        const spawn = { report: (e: ContainerEvent) => self.send(e), signal: context.controller.signal };
+        const spawn = { report: passStarts(context.owner, (e) => self.send(e)), signal: context.controller.signal };
         const progress = spawnIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
         enqueue.assign({ progress, holds: undefined });
       }),

@@ -4,6 +4,7 @@ import { branchesToStart, collectionItems, countOf } from '../src/model/iteratio
 import {
   childController,
   childFailure,
+  passStarts,
   isOwnChild,
   settleChild,
   spawnIteration,
@@ -53,7 +54,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   const running = new Map(ctx.running);
   const results = [...ctx.results];
   let finished = ctx.finished;
-  const spawn = { report: (e: ContainerEvent) => self.send(e), signal: ctx.controller.signal };
+  const spawn = { report: passStarts(ctx.owner, (e) => self.send(e)), signal: ctx.controller.signal };
   for (const index of indexes) {
     enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: ctx.owner.block.id, index, phase: 'started', total: ctx.total });
     if (ctx.owner.block.children.length === 0) {

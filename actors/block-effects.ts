@@ -33,7 +33,8 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
     const attemptLog = outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog };
     return { ...base, status, input: outcome.input, output: outcome.output, error, errorHandled: outcome.errorHandled, attempts: outcome.attempts, ...attemptLog };
   }
-  return { ...base, status: 'failed', input: outcome.input, output: null, error: outcome.error, errorHandled: false, attempts: outcome.attempts };
+  const attemptLog = outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog };
+  return { ...base, status: 'failed', input: outcome.input, output: null, error: outcome.error, errorHandled: false, attempts: outcome.attempts, ...attemptLog };
 }
 
 /** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */
@@ -49,6 +50,7 @@ export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOu
     attempts: outcome.attempts,
     errorHandled: true,
     fromFailure: true,
+    ...(outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog }),
   };
 }
 

@@ -38,7 +38,7 @@ export type BlockOutcome =
       fromFailure?: boolean;
       attemptLog?: unknown[];
     }
-  | { kind: 'failed'; error: ErrorInfo; input: unknown; attempts: number };
+  | { kind: 'failed'; error: ErrorInfo; input: unknown; attempts: number; attemptLog?: unknown[] };
 
 /**
  * What redaction looks for: each secret value, and its percent-encoded form (a secret placed in
@@ -76,8 +76,7 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
       }
     }
   } catch (err) {
-    const error = redactSecrets(errorInfo(err), secretValues) as ErrorInfo;
-    return { kind: 'failed', error, input: recordedInput, attempts: Math.max(attempts, 1) };
+    return failed(redactSecrets(errorInfo(err), secretValues) as ErrorInfo, recordedInput, attempts);
   }
 }
 
@@ -86,6 +85,16 @@ function completed(run: BlockRunInput, result: BlockResult, input: unknown, atte
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
   const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: redactSecrets(result.attemptLog, secretValues) as unknown[] };
   return { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
+}
+
+/**
+ * A block that retries on its own (API block) reports its attempts in the error details: the
+ * count stays in the error (SPEC §3), the per-attempt detail moves to the log's attemptLog.
+ */
+function failed(info: ErrorInfo, input: unknown, runs: number): BlockOutcome {
+  const { attemptLog, ...error } = info;
+  const attempts = typeof error['attempts'] === 'number' ? error['attempts'] : Math.max(runs, 1);
+  return { kind: 'failed', error, input, attempts, ...(Array.isArray(attemptLog) ? { attemptLog: attemptLog as unknown[] } : {}) };
 }
 
 /** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */

@@ -65,6 +65,10 @@ forEachBus('API block in workflows', (getBus) => {
     expect(fetchLog?.status).to.equal('failed');
     expect(fetchLog?.errorHandled).to.equal(true);
     expect(fetchLog?.output).to.deep.include({ status: 0, data: null });
+    expect(fetchLog?.attempts).to.equal(3);
+    expect(fetchLog?.attemptLog).to.have.length(3);
+    expect((fetchLog?.error as { attempts: number; attemptLog?: unknown }).attempts).to.equal(3);
+    expect(fetchLog?.error).not.to.have.property('attemptLog');
   });
 
   it('examples/fanout-collection.json fans API calls out over a collection, results in item order', async () => {

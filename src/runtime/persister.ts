@@ -1,4 +1,4 @@
-import type { ExecutionRecord, ExecutionRepo, BlockLog, ExecutionEvent as StoredEvent } from '../store/types.js';
+import type { ExecutionRecord, ExecutionRepo, ExecutionEvent as StoredEvent } from '../store/types.js';
 import type { BlockLogEntry } from './types.js';
 
 interface Pending {
@@ -62,7 +62,7 @@ export class BoundaryPersister {
     if (batches.length === 0) return;
     const items = batches.map(([id, p]) => ({
       id,
-      batch: { ...(p.patch ? { patch: p.patch } : {}), logs: [...p.logs.values()] as BlockLog[], events: p.events },
+      batch: { ...(p.patch ? { patch: p.patch } : {}), logs: [...p.logs.values()], events: p.events },
     }));
     try {
       const results = await this.repo.saveBoundaries(items);

@@ -1,7 +1,7 @@
 import type { Bus } from '../bus/types.js';
 import type { AnyBlockType, BlockServices, TriggerInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
-import type { ExecutionRepo } from '../store/types.js';
+import type { BlockLog, ExecutionRepo } from '../store/types.js';
 
 /** Where `{{NAME}}` values come from (secrets API first, then TROUPE_VAR_NAME). */
 export interface SecretSource {
@@ -28,24 +28,11 @@ export interface IterationRef {
   index: number;
 }
 
-/** One block log (SPEC §4.2). */
-export interface BlockLogEntry {
-  blockId: string;
-  blockName: string;
-  blockType: string;
+/** One block log (SPEC §4.2): the store's shape, with the runtime's narrower field types. */
+export interface BlockLogEntry extends BlockLog {
   status: BlockStatus;
-  order: number;
-  startedAt: string | null;
-  endedAt: string | null;
-  durationMs: number | null;
-  input: unknown;
-  output: unknown;
   error: ErrorInfo | null;
-  errorHandled: boolean;
-  attempts: number;
   iteration: IterationRef | null;
-  /** per-attempt detail of blocks that retry on their own (API block) */
-  attemptLog?: unknown[];
 }
 
 export interface ExecutionError {

@@ -53,8 +53,7 @@ type BlockEvent =
   | { type: 'START' }
   | { type: 'SKIP' }
   | { type: 'CHUNK'; text: string }
-  | { type: 'RUN.DONE'; outcome: BlockOutcome }
-  | ContainerEvent;
+  | { type: 'RUN.DONE'; outcome: BlockOutcome };
 
 function typeOf(ctx: BlockContext): AnyBlockType {
   const type = ctx.blockTypes[ctx.block.type];
@@ -179,13 +178,8 @@ export const blockMachine = setup({
           entry: ({ context, self }) => startTask(context, self),
           on: { 'RUN.DONE': { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, event.outcome)) } },
         },
+        // the container actor reports through context.report (passed on in its input)
         container: {
-          on: {
-            'BLOCK.STARTED': { actions: ({ context, event }) => context.report(event) },
-            'BLOCK.SETTLED': { actions: ({ context, event }) => context.report(event) },
-            'BLOCK.CHUNK': { actions: ({ context, event }) => context.report(event) },
-            'CONTAINER.ITERATION': { actions: ({ context, event }) => context.report(event) },
-          },
           initial: 'starting',
           states: {
             starting: {

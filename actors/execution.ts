@@ -99,11 +99,15 @@ function applySettled(ctx: ExecutionContext, e: Settled): void {
   ctx.notify({ type: `block.${e.status}`, data: log });
 }
 
+/** Aborts running blocks and stops every block actor; their logs still running become cancelled. */
+function stopBlocks({ context }: { context: ExecutionContext }): void {
+  context.controller.abort();
+  context.group.stopAll();
+  context.ledger.cancelRunning(Date.now());
+}
+
 function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): Partial<ExecutionContext> {
   const at = Date.now();
-  ctx.controller.abort();
-  ctx.group.stopAll();
-  ctx.ledger.cancelRunning(at);
   const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
   return { result: buildResult(base, { status, output, error, response: ctx.response, at }) };
 }
@@ -216,18 +220,18 @@ export const executionMachine = setup({
     },
     completed: {
       type: 'final',
-      entry: assign(({ context }) => {
-        const output = context.response ?? finalOutput(context.workflow, context.ledger);
-        return finish(context, 'completed', output, null);
-      }),
+      entry: [
+        stopBlocks,
+        assign(({ context }) => finish(context, 'completed', context.response ?? finalOutput(context.workflow, context.ledger), null)),
+      ],
     },
     failed: {
       type: 'final',
-      entry: assign(({ context }) => finish(context, 'failed', null, context.error)),
+      entry: [stopBlocks, assign(({ context }) => finish(context, 'failed', null, context.error))],
     },
     cancelled: {
       type: 'final',
-      entry: assign(({ context }) => finish(context, 'cancelled', null, context.error)),
+      entry: [stopBlocks, assign(({ context }) => finish(context, 'cancelled', null, context.error))],
     },
   },
   output: ({ context }) => ({ result: context.result, data: context.ledger.snapshot() }),

@@ -84,11 +84,12 @@ export function spawnIteration(
 }
 
 /**
- * Children's starts and chunks go straight up to the owner's parent (the container decides
- * nothing on them); settles and iteration events come to the container actor.
+ * Where the reports of an iteration's actors go: a settle of one of this container's own
+ * children comes to the container actor (it decides on it); everything else (starts, chunks,
+ * what nested containers pass up) goes straight to the container's owner.
  */
-export function passStarts(owner: BlockActorInput, toContainer: (e: BlockReport | ContainerEvent) => void): SpawnScope['report'] {
-  return (e) => (e.type === 'BLOCK.STARTED' || e.type === 'BLOCK.CHUNK' ? owner.report(e) : toContainer(e));
+export function routeReports(owner: BlockActorInput, toContainer: (e: Settled) => void): SpawnScope['report'] {
+  return (e) => (e.type === 'BLOCK.SETTLED' && isOwnChild(owner, e) ? toContainer(e) : owner.report(e));
 }
 
 /** An abort controller that also aborts when the enclosing scope does. */

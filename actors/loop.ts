@@ -1,12 +1,11 @@
-import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
 import { collectionItems, countOf, loopStep, type LoopKind, type LoopStep } from '../src/model/iteration.js';
 import { bindCode, type IterationScope, type ReferenceScope } from '../src/model/references.js';
 import {
   childController,
   childFailure,
-  passStarts,
-  isOwnChild,
+  routeReports,
   settleChild,
   spawnIteration,
   type ContainerActorInput,
@@ -133,36 +132,33 @@ export const loopMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => {
         const index = context.done;
         const parallel = context.owner.parallel;
-        enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'started', total: context.total });
+        enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'started', total: context.total }));
         if (context.owner.block.children.length === 0) {
           // an empty body still counts as an iteration, with an empty result
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
         }
-        const spawn = { report: passStarts(context.owner, (e) => self.send(e)), signal: context.controller.signal };
+        const spawn = { report: routeReports(context.owner, (e) => self.send(e)), signal: context.controller.signal };
         const progress = spawnIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
         enqueue.assign({ progress, holds: undefined });
       }),
       on: {
-        'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
-        'BLOCK.CHUNK': { actions: sendParent(({ event }) => event) },
-        'CONTAINER.ITERATION': { actions: sendParent(({ event }) => event) },
+        // only settles of this container's own children arrive here (routeReports)
         'BLOCK.SETTLED': [
-          { guard: ({ context, event }) => !isOwnChild(context.owner, event), actions: sendParent(({ event }) => event) },
           {
             guard: ({ event }) => childFailure(event) !== null,
             target: 'failed',
-            actions: [sendParent(({ event }) => event), assign({ error: ({ event }) => childFailure(event) })],
+            actions: [({ context, event }) => context.owner.report(event), assign({ error: ({ event }) => childFailure(event) })],
           },
           {
             actions: enqueueActions(({ context, event, enqueue }) => {
-              enqueue.sendParent(event);
+              enqueue(() => context.owner.report(event));
               if (context.progress === null) return;
               const settled = settleChild(context.owner, context.progress, event);
               enqueue.assign({ progress: settled.progress });
               if (settled.result === null) return;
               context.owner.group.stop(settled.progress.keys);
-              enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: settled.result });
+              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: settled.result }));
               enqueue.assign({
                 results: [...context.results, settled.result],
                 lastOutputs: Object.fromEntries(settled.progress.outputs),

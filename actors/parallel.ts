@@ -1,11 +1,10 @@
-import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, setup } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { branchesToStart, collectionItems, countOf } from '../src/model/iteration.js';
 import {
   childController,
   childFailure,
-  passStarts,
-  isOwnChild,
+  routeReports,
   settleChild,
   spawnIteration,
   type ContainerActorInput,
@@ -43,8 +42,8 @@ function plan(config: Record<string, unknown>): Pick<ParallelContext, 'items' | 
 
 /** The part of XState's `enqueue` that startBranches uses. */
 interface Enqueue {
+  (action: () => void): void;
   assign(values: Partial<ParallelContext>): void;
-  sendParent(event: ContainerEvent): void;
 }
 
 /** Starts as many branches as the concurrency limit allows, in index order. */
@@ -54,9 +53,9 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   const running = new Map(ctx.running);
   const results = [...ctx.results];
   let finished = ctx.finished;
-  const spawn = { report: passStarts(ctx.owner, (e) => self.send(e)), signal: ctx.controller.signal };
+  const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), signal: ctx.controller.signal };
   for (const index of indexes) {
-    enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: ctx.owner.block.id, index, phase: 'started', total: ctx.total });
+    enqueue(() => ctx.owner.report({ type: 'CONTAINER.ITERATION', containerId: ctx.owner.block.id, index, phase: 'started', total: ctx.total }));
     if (ctx.owner.block.children.length === 0) {
       results[index] = {};
       finished += 1;
@@ -101,19 +100,16 @@ export const parallelMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => startBranches(context, enqueue as unknown as Enqueue, self)),
       always: { guard: 'allDone', target: 'finished' },
       on: {
-        'BLOCK.STARTED': { actions: sendParent(({ event }) => event) },
-        'BLOCK.CHUNK': { actions: sendParent(({ event }) => event) },
-        'CONTAINER.ITERATION': { actions: sendParent(({ event }) => event) },
+        // only settles of this container's own children arrive here (routeReports)
         'BLOCK.SETTLED': [
-          { guard: ({ context, event }) => !isOwnChild(context.owner, event), actions: sendParent(({ event }) => event) },
           {
             guard: ({ event }) => childFailure(event) !== null,
             target: 'failed',
-            actions: [sendParent(({ event }) => event), assign({ error: ({ event }) => childFailure(event) })],
+            actions: [({ context, event }) => context.owner.report(event), assign({ error: ({ event }) => childFailure(event) })],
           },
           {
             actions: enqueueActions(({ context, event, enqueue, self }) => {
-              enqueue.sendParent(event);
+              enqueue(() => context.owner.report(event));
               const index = event.iteration?.index ?? -1;
               const progress = context.running.get(index);
               if (progress === undefined) return;
@@ -128,7 +124,7 @@ export const parallelMachine = setup({
               context.owner.group.stop(progress.keys);
               const results = [...context.results];
               results[index] = settled.result;
-              enqueue.sendParent({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'finished', total: context.total, result: settled.result });
+              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'finished', total: context.total, result: settled.result }));
               const next = { ...context, running, results, finished: context.finished + 1 };
               enqueue.assign({ running, results, finished: next.finished });
               startBranches(next, enqueue as unknown as Enqueue, self);

@@ -67,8 +67,8 @@ export class ExecutionLedger {
     return log;
   }
 
-  iteration(e: Parameters<typeof applyIteration>[1]): void {
-    Object.assign(this.iterations, applyIteration(this.iterations, e));
+  iteration(e: IterationEvent): void {
+    this.iterations[e.containerId] = nextIterationState(this.iterations[e.containerId], e);
   }
 
   /** Logs of blocks still running become cancelled when the execution ends early. */
@@ -95,22 +95,22 @@ export class ExecutionLedger {
   }
 }
 
-export function applyIteration(
-  iterations: Record<string, IterationState>,
-  e: { containerId: string; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown },
-): Record<string, IterationState> {
-  const fresh: IterationState = { total: e.total, running: [], finished: 0, results: [] };
-  const current = e.phase === 'started' && e.index === 0 ? fresh : (iterations[e.containerId] ?? fresh);
-  const next: IterationState =
-    e.phase === 'started'
-      ? { ...current, total: e.total, running: [...current.running, e.index] }
-      : {
-          ...current,
-          running: current.running.filter((i) => i !== e.index),
-          finished: current.finished + 1,
-          results: Object.assign([...current.results], { [e.index]: e.result ?? null }),
-        };
-  return { ...iterations, [e.containerId]: next };
+export interface IterationEvent {
+  containerId: string;
+  index: number;
+  phase: 'started' | 'finished';
+  total: number | null;
+  result?: unknown;
+}
+
+/** A container's iteration state after one of its iterations started or finished. */
+export function nextIterationState(current: IterationState | undefined, e: IterationEvent): IterationState {
+  const base: IterationState =
+    current === undefined || (e.phase === 'started' && e.index === 0) ? { total: e.total, running: [], finished: 0, results: [] } : current;
+  if (e.phase === 'started') return { ...base, total: e.total, running: [...base.running, e.index] };
+  const results = [...base.results];
+  results[e.index] = e.result ?? null;
+  return { ...base, running: base.running.filter((i) => i !== e.index), finished: base.finished + 1, results };
 }
 
 export function logKey(blockId: string, iteration: IterationRef | null): string {

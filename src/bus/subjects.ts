@@ -108,19 +108,9 @@ export function executionInboxes(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.block.>`;
 }
 
-/** Block actors report results here; the execution actor subscribes. */
-export function executionReports(prefix: string, executionId: string): string {
-  return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.reports`;
-}
-
 /** Cancellation and other commands for one execution. */
 export function executionControl(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.control`;
-}
-
-/** Every subject of one execution (for tracing and tests). */
-export function executionAll(prefix: string, executionId: string): string {
-  return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.>`;
 }
 
 export type ExecutionEventKind = 'started' | 'completed' | 'failed' | 'cancelled';

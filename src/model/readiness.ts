@@ -15,8 +15,14 @@ export type Readiness = 'wait' | 'run' | 'skip';
  * scope question the runtime answers with startDecision.
  */
 export function decideReadiness(states: readonly InputState[]): Readiness {
-  if (states.includes('pending')) return 'wait';
-  return states.includes('active') ? 'run' : 'skip';
+  if (states.length === 0) return 'skip';
+  let pending = 0;
+  let active = 0;
+  for (const s of states) {
+    if (s === 'pending') pending += 1;
+    else if (s === 'active') active += 1;
+  }
+  return readinessFromCounts(states.length, pending, active);
 }
 
 /** Outgoing connections split by whether the handles a run chose activate them (order kept). */
@@ -45,8 +51,9 @@ export function startDecision(compiled: CompiledWorkflow, blockId: string): Read
 }
 
 /**
- * The same rule as decideReadiness, from counts a block actor keeps as inputs arrive (so it does
- * not rebuild an array per message): wait while any input is pending; run if one is active.
+ * The readiness rule from counts a block actor keeps as inputs arrive (so it does not rebuild an
+ * array per message): wait while any input is pending; run if one is active; else skip. With
+ * no inputs at all it waits: whether such a block starts is startDecision's question.
  */
 export function readinessFromCounts(total: number, pending: number, active: number): Readiness {
   if (pending > 0) return 'wait';

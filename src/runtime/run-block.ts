@@ -6,6 +6,7 @@ import {
   findSecretNames,
   maskSecretPlaceholders,
   redactSecrets,
+  resolveConfig,
   resolveValue,
   type ReferenceScope,
 } from '../model/references.js';
@@ -118,18 +119,13 @@ type ConfigSource = Pick<BlockRunInput, 'block' | 'scope' | 'secrets'> & {
  * arriving inside referenced data is never expanded); a copy with secrets masked is kept for the record.
  */
 export function prepareConfig(run: ConfigSource): PreparedConfig {
-  const codeFields = new Set(run.type.codeFields ?? []);
+  const codeFields = run.type.codeFields ?? [];
   const raw = run.block.config;
   for (const name of findSecretNames(withoutKeys(raw, codeFields))) {
     if (!run.secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
   }
-  const withSecrets = { ...run.scope, secrets: run.secrets };
-  const resolved: Record<string, unknown> = {};
-  const shown: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    resolved[key] = codeFields.has(key) ? value : resolveValue(value, withSecrets);
-    shown[key] = codeFields.has(key) ? value : resolveValue(value, run.scope);
-  }
+  const resolved = resolveConfig(raw, { ...run.scope, secrets: run.secrets }, codeFields);
+  const shown = resolveConfig(raw, run.scope, codeFields);
   const parsed = run.type.configSchema.safeParse(resolved);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: '/' + i.path.map(String).join('/'), message: i.message }));
@@ -141,9 +137,9 @@ export function prepareConfig(run: ConfigSource): PreparedConfig {
   return { config: parsed.data, recorded };
 }
 
-function withoutKeys(obj: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {
-  if (keys.size === 0) return obj;
-  return Object.fromEntries(Object.entries(obj).filter(([k]) => !keys.has(k)));
+function withoutKeys(obj: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  if (keys.length === 0) return obj;
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => !keys.includes(k)));
 }
 
 function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): BlockRunContext<any> {

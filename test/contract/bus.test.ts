@@ -13,7 +13,7 @@ import {
   encodeToken,
   executionControl,
   executionEvents,
-  executionReports,
+  executionInboxes,
   isValidSubject,
   isValidSubscription,
   subjectMatches,
@@ -398,12 +398,12 @@ describe('bus subjects', () => {
 
   it('builds the runtime subjects under a prefix', () => {
     expect(blockInbox('troupe', 'ex1', 'loop1-3', 'b_2')).to.equal('troupe.exec.ex1.block.loop1-3.b_2');
-    expect(executionReports('troupe', 'ex1')).to.equal('troupe.exec.ex1.reports');
+    expect(executionInboxes('troupe', 'ex1')).to.equal('troupe.exec.ex1.block.>');
     expect(executionControl('acme.troupe', 'ex1')).to.equal('acme.troupe.exec.ex1.control');
     expect(executionEvents('troupe', 'completed')).to.equal('troupe.events.execution.completed');
     expect(webhookEvents('troupe', 'wf-1', 'hook_1')).to.equal('troupe.webhooks.wf-1.hook_1');
     expect(() => executionEvents('troupe', 'exploded' as 'started')).to.throw(TroupeError);
-    for (const bad of ['', 'a..b', 'a.*', 'a b']) expect(() => executionReports(bad, 'x')).to.throw(TroupeError);
+    for (const bad of ['', 'a..b', 'a.*', 'a b']) expect(() => executionControl(bad, 'x')).to.throw(TroupeError);
   });
 
   it('turns any id into one safe token, injectively', () => {

@@ -1,16 +1,17 @@
-import { assign, setup } from 'xstate';
+import { createActor, type ActorLogic, type ActorScope, type AnyActorRef, type Snapshot } from 'xstate';
 import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
 import type { Bus } from '../src/bus/types.js';
+import { errorInfo } from '../src/errors.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
 import { prepareConfig, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
-import type { ContainerActorInput, ContainerEvent } from './iteration.js';
+import type { ContainerActorInput, ContainerEvent, ContainerOutput } from './iteration.js';
 import { loopMachine } from './loop.js';
 import type { ActorGroup } from './group.js';
-import type { BlockReport, InboxMessage } from './messages.js';
+import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
 import { parallelMachine } from './parallel.js';
 
 /** What a parent hands a block actor: the static parts of its run plus where to talk. */
@@ -48,12 +49,32 @@ export interface BlockContext extends BlockActorInput {
   prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
 }
 
-type BlockEvent =
+/**
+ * The block's lifecycle. `waiting` until its inputs decide; `running` its task or container;
+ * then `settled` or `skipped`. Settled actors are not final: the execution stops them all at
+ * once when it ends.
+ */
+export type BlockPhase = 'waiting' | 'running' | 'settled' | 'skipped';
+
+export type BlockEvent =
   | { type: 'INPUT'; msg: InboxMessage }
   | { type: 'START' }
   | { type: 'SKIP' }
-  | { type: 'CHUNK'; text: string }
-  | { type: 'RUN.DONE'; outcome: BlockOutcome };
+  | { type: 'RUN.DONE'; outcome: BlockOutcome }
+  | { type: 'CONTAINER.DONE'; output: ContainerOutput }
+  | { type: 'xstate.stop' };
+
+export type BlockSnapshot = Snapshot<undefined> & {
+  phase: BlockPhase;
+  /** mutated in place: only this actor touches it */
+  context: BlockContext;
+};
+
+type Scope = ActorScope<BlockSnapshot, BlockEvent>;
+
+function inPhase(snapshot: BlockSnapshot, phase: BlockPhase): BlockSnapshot {
+  return { status: 'active', output: undefined, error: undefined, phase, context: snapshot.context };
+}
 
 function typeOf(ctx: BlockContext): AnyBlockType {
   const type = ctx.blockTypes[ctx.block.type];
@@ -80,11 +101,6 @@ function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
   }
 }
 
-function containerInput(ctx: BlockContext): ContainerActorInput {
-  const prepared = ctx.prepared !== null && 'config' in ctx.prepared ? ctx.prepared.config : {};
-  return { owner: { ...ctx, known: ctx.known }, config: prepared, blockLogic: blockMachine };
-}
-
 /** Publishes downstream, then returns the report for the parent. */
 function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
   const handled = handleFailure(context, outcome);
@@ -92,12 +108,17 @@ function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
   return settledReport(context, handled, activated);
 }
 
+/** The key of a container block's container actor in the group (stopped with everything else). */
+function containerKey(ctx: BlockContext): string {
+  return `${inboxKey(ctx.scopeKey, ctx.block.id)}#container`;
+}
+
 /**
  * Runs the block's task. A plain promise rather than an invoked promise actor (one actor less per
  * block); cancellation comes from the scope's signal, and a result that arrives after the actor
  * stopped is dropped.
  */
-function startTask(context: BlockContext, self: { send(e: BlockEvent): void; getSnapshot(): { status: string } }): void {
+function startTask(context: BlockContext, self: AnyActorRef): void {
   const active = (): boolean => self.getSnapshot().status === 'active';
   const run: BlockRunInput = {
     ...context.run,
@@ -113,26 +134,88 @@ function startTask(context: BlockContext, self: { send(e: BlockEvent): void; get
   });
 }
 
-export const blockMachine = setup({
-  types: { context: {} as BlockContext, input: {} as BlockActorInput, events: {} as BlockEvent },
-  actors: {
-    loop: loopMachine,
-    parallel: parallelMachine,
-  },
-  actions: {
-    prepareContainer: assign({ prepared: ({ context }) => prepareContainer(context) }),
-  },
-  guards: {
-    ready: ({ context }) => readinessFromCounts(context.inputs.size, context.pending, context.active) === 'run',
-    readyContainer: ({ context }) => readinessFromCounts(context.inputs.size, context.pending, context.active) === 'run' && isContainerType(typeOf(context)),
-    dead: ({ context }) => readinessFromCounts(context.inputs.size, context.pending, context.active) === 'skip',
-    container: ({ context }) => isContainerType(typeOf(context)),
-    badContainerConfig: ({ context }) => context.prepared !== null && 'error' in context.prepared,
-    isLoop: ({ context }) => context.block.type === 'loop',
-  },
-}).createMachine({
-  id: 'block',
-  context: ({ input }) => ({
+/**
+ * Starts the loop or parallel actor of a container block; its end comes back as CONTAINER.DONE.
+ * It lives in the execution's group, so the execution's end stops it with every other actor.
+ * Returns the outcome instead when the config could not be resolved.
+ */
+function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome | null {
+  context.prepared = prepareContainer(context);
+  if (context.prepared !== null && 'error' in context.prepared) {
+    return containerOutcome(context, { ok: false, results: [], error: null }, context.prepared.error);
+  }
+  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic };
+  const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
+  context.group.spawn(containerKey(context), logic, input, (end) => {
+    if (self.getSnapshot().status !== 'active') return;
+    const output: ContainerOutput = 'output' in end ? (end.output as ContainerOutput) : { ok: false, results: [], error: errorInfo(end.error) };
+    self.send({ type: 'CONTAINER.DONE', output });
+  });
+  return null;
+}
+
+function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
+  const context = snapshot.context;
+  context.startedAt = Date.now();
+  context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt, iteration: context.iteration });
+  if (!isContainerType(typeOf(context))) {
+    startTask(context, scope.self);
+    return inPhase(snapshot, 'running');
+  }
+  const failed = startContainer(context, scope.self);
+  if (failed === null) return inPhase(snapshot, 'running');
+  context.report(settleWith(context, failed));
+  return inPhase(snapshot, 'settled');
+}
+
+function skip(snapshot: BlockSnapshot): BlockSnapshot {
+  const context = snapshot.context;
+  publishDownstream(context, [], null);
+  context.report(settledReport(context, null, []));
+  return inPhase(snapshot, 'skipped');
+}
+
+/** Folds one inbox message into the input states; runs or skips once every input is settled. */
+function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): BlockSnapshot {
+  const context = snapshot.context;
+  const { c, a, o } = msg;
+  if (context.inputs.get(c) !== 'pending') return snapshot;
+  context.inputs.set(c, a ? 'active' : 'inactive');
+  Object.assign(context.known, o);
+  context.pending -= 1;
+  if (a) context.active += 1;
+  const readiness = readinessFromCounts(context.inputs.size, context.pending, context.active);
+  if (readiness === 'run') return begin(snapshot, scope);
+  if (readiness === 'skip') return skip(snapshot);
+  return snapshot;
+}
+
+function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): BlockSnapshot {
+  // the actor stops when its execution ends: a task or container result after that is dropped
+  if (event.type === 'xstate.stop') return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
+  switch (snapshot.phase) {
+    case 'waiting':
+      if (event.type === 'INPUT') return onInput(snapshot, event.msg, scope);
+      if (event.type === 'START') return begin(snapshot, scope);
+      if (event.type === 'SKIP') return skip(snapshot);
+      return snapshot;
+    case 'running':
+      if (event.type === 'RUN.DONE') {
+        snapshot.context.report(settleWith(snapshot.context, event.outcome));
+        return inPhase(snapshot, 'settled');
+      }
+      if (event.type === 'CONTAINER.DONE') {
+        snapshot.context.report(settleWith(snapshot.context, containerOutcome(snapshot.context, event.output, null)));
+        return inPhase(snapshot, 'settled');
+      }
+      return snapshot;
+    default:
+      return snapshot;
+  }
+}
+
+function initialContext(input: BlockActorInput): BlockContext {
+  return {
     ...input,
     inputs: new Map(input.block.incoming.map((c) => [c.index, 'pending' as InputState])),
     pending: input.block.incoming.length,
@@ -140,91 +223,18 @@ export const blockMachine = setup({
     known: { ...(input.known ?? {}) },
     startedAt: null,
     prepared: null,
-  }),
-  initial: 'waiting',
-  states: {
-    waiting: {
-      always: [
-        { guard: 'readyContainer', target: '#block.running.container', actions: 'prepareContainer' },
-        { guard: 'ready', target: '#block.running.task' },
-        { guard: 'dead', target: 'skipped' },
-      ],
-      on: {
-        START: [
-          { guard: 'container', target: '#block.running.container', actions: 'prepareContainer' },
-          { target: '#block.running.task' },
-        ],
-        SKIP: 'skipped',
-        INPUT: {
-          actions: assign(({ context, event }) => {
-            const { c, a, o } = event.msg;
-            if (context.inputs.get(c) !== 'pending') return {};
-            context.inputs.set(c, a ? 'active' : 'inactive');
-            Object.assign(context.known, o);
-            return { pending: context.pending - 1, active: context.active + (a ? 1 : 0) };
-          }),
-        },
-      },
-    },
-    running: {
-      entry: [
-        assign({ startedAt: () => Date.now() }),
-        ({ context }) => context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt ?? Date.now(), iteration: context.iteration }),
-      ],
-      // entered only through #block.running.task or #block.running.container
-      initial: 'task',
-      states: {
-        task: {
-          entry: ({ context, self }) => startTask(context, self),
-          on: { 'RUN.DONE': { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, event.outcome)) } },
-        },
-        // the container actor reports through context.report (passed on in its input)
-        container: {
-          initial: 'starting',
-          states: {
-            starting: {
-              always: [
-                { guard: 'badContainerConfig', target: 'broken' },
-                { guard: 'isLoop', target: 'loop' },
-                { target: 'parallel' },
-              ],
-            },
-            broken: {
-              always: {
-                target: '#block.settled',
-                actions: ({ context }) => {
-                  const error = context.prepared !== null && 'error' in context.prepared ? context.prepared.error : null;
-                  context.report(settleWith(context, containerOutcome(context, { ok: false, results: [], error: null }, error)));
-                },
-              },
-            },
-            loop: {
-              invoke: {
-                src: 'loop',
-                input: ({ context }) => containerInput(context),
-                onDone: { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, containerOutcome(context, event.output, null))) },
-              },
-            },
-            parallel: {
-              invoke: {
-                src: 'parallel',
-                input: ({ context }) => containerInput(context),
-                onDone: { target: '#block.settled', actions: ({ context, event }) => context.report(settleWith(context, containerOutcome(context, event.output, null))) },
-              },
-            },
-          },
-        },
-      },
-    },
-    // Settled actors stay alive (not final) until the execution ends and stops them all at
-    // once: XState copies the parent's children map on every stop, which made each settle O(n).
-    skipped: {
-      entry: ({ context }) => {
-        publishDownstream(context, [], null);
-        context.report(settledReport(context, null, []));
-      },
-    },
-    settled: {},
-  },
-});
+  };
+}
 
+/**
+ * The block actor: XState actor logic written as a transition function over four phases rather
+ * than a state machine. A block's lifecycle has no nesting, history or delays, and the machine
+ * version cost about as much per block as all the rest of the execution (profile in
+ * docs/benchmarks.md); this keeps the actor model (mailbox, snapshots, `createActor`) without
+ * the statechart interpreter on the hot path.
+ */
+export const blockLogic: ActorLogic<BlockSnapshot, BlockEvent, BlockActorInput> = {
+  transition,
+  getInitialSnapshot: (_scope, input) => ({ status: 'active', output: undefined, error: undefined, phase: 'waiting', context: initialContext(input) }),
+  getPersistedSnapshot: (snapshot) => snapshot,
+};

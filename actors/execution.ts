@@ -13,7 +13,7 @@ import {
   type ExecutionContextData,
 } from '../src/runtime/execution-state.js';
 import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
-import { blockMachine, type BlockActorInput } from './block.js';
+import { blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
 import type { ContainerEvent } from './iteration.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
@@ -46,7 +46,17 @@ interface ExecutionContext extends ExecutionActorInput {
   result: ExecutionResult | null;
 }
 
-type ExecutionEventIn = ContainerEvent | { type: 'CANCEL' };
+/**
+ * What the execution machine decides on. Block reports that change no decision (starts, chunks,
+ * iteration progress, a settle that neither ends nor fails the run) are folded into the ledger
+ * by the report callback without a machine event; a settle that decides the run's end arrives
+ * as one of the first three events.
+ */
+type ExecutionEventIn =
+  | { type: 'BLOCK.FAILED'; error: ExecutionError }
+  | { type: 'BLOCK.RESPONDED'; response: ResponseOutput }
+  | { type: 'ALL.SETTLED' }
+  | { type: 'CANCEL' };
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
 function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorInput['report']): BlockActorInput {
@@ -93,10 +103,34 @@ function recordStart(ctx: ExecutionContext, event: Started): void {
   });
 }
 
-/** Folds one settled report into the ledger and tells observers. */
-function applySettled(ctx: ExecutionContext, e: Settled): void {
+/** Folds one settled report into the ledger, tells observers, and returns the event it decides, if any. */
+function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | null {
   const log = ctx.ledger.settled(e);
   ctx.notify({ type: `block.${e.status}`, data: log });
+  if (isFatal(ctx, e)) return { type: 'BLOCK.FAILED', error: executionError(e.error, e.blockId) };
+  if (isResponse(ctx, e)) return { type: 'BLOCK.RESPONDED', response: asResponse(e.output ?? {}) };
+  return ctx.ledger.allSettled ? { type: 'ALL.SETTLED' } : null;
+}
+
+/**
+ * The report callback of every block actor of the execution. Reports are applied in the order
+ * they happen; once one decides the end, later ones (already on their way when the blocks are
+ * stopped) are ignored, as a stopped machine would ignore them.
+ */
+function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): BlockActorInput['report'] {
+  let decided = false;
+  return (event) => {
+    if (decided) return;
+    if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
+    else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } });
+    else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
+    else {
+      const decision = applySettled(ctx, event);
+      if (decision === null) return;
+      decided = true;
+      self.send(decision);
+    }
+  };
 }
 
 /** Aborts running blocks and stops every block actor; their logs still running become cancelled. */
@@ -136,11 +170,6 @@ export const executionMachine = setup({
   delays: {
     executionTimeout: ({ context }) => context.timeoutMs,
   },
-  guards: {
-    fatal: ({ context, event }) => event.type === 'BLOCK.SETTLED' && isFatal(context, event),
-    response: ({ context, event }) => event.type === 'BLOCK.SETTLED' && isResponse(context, event),
-    allSettled: ({ context }) => context.ledger.allSettled,
-  },
 }).createMachine({
   id: 'execution',
   context: ({ input }) => ({
@@ -161,15 +190,9 @@ export const executionMachine = setup({
   states: {
     running: {
       entry: ({ context, self }) => {
-        // Starts and chunks change no decision of the execution: they are recorded and passed to
-        // observers directly, saving a machine event per block. Everything else is an event.
-        const report = (event: BlockReport | ContainerEvent): void => {
-          if (event.type === 'BLOCK.STARTED') recordStart(context, event);
-          else if (event.type === 'BLOCK.CHUNK') context.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } });
-          else self.send(event);
-        };
+        const report = reporter(context, self);
         const { group, workflow } = context;
-        for (const id of workflow.topLevel) group.spawn(inboxKey('root', id), blockMachine, blockInput(context, id, report));
+        for (const id of workflow.topLevel) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
         for (const id of workflow.topLevel) {
           const decision = startDecision(workflow, id);
           if (decision === 'run') group.send(inboxKey('root', id), { type: 'START' });
@@ -184,34 +207,10 @@ export const executionMachine = setup({
           })),
         },
       },
-      always: { guard: 'allSettled', target: 'completed' },
       on: {
-        'BLOCK.STARTED': { actions: ({ context, event }) => recordStart(context, event) },
-        'BLOCK.SETTLED': [
-          {
-            guard: 'fatal',
-            target: 'failed',
-            actions: assign(({ context, event }) => {
-              applySettled(context, event);
-              return { error: executionError(event.error, event.blockId) };
-            }),
-          },
-          {
-            guard: 'response',
-            target: 'completed',
-            actions: assign(({ context, event }) => {
-              applySettled(context, event);
-              return { response: asResponse(event.output ?? {}) };
-            }),
-          },
-          { actions: ({ context, event }) => applySettled(context, event) },
-        ],
-        'CONTAINER.ITERATION': {
-          actions: ({ context, event }) => context.ledger.iteration(event),
-        },
-        'BLOCK.CHUNK': {
-          actions: ({ context, event }) => context.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } }),
-        },
+        'BLOCK.FAILED': { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        'BLOCK.RESPONDED': { target: 'completed', actions: assign({ response: ({ event }) => event.response }) },
+        'ALL.SETTLED': { target: 'completed' },
         CANCEL: {
           target: 'cancelled',
           actions: assign({ error: () => ({ code: 'CANCELLED', message: 'execution cancelled', blockId: null }) }),

@@ -9,9 +9,19 @@ import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 export class ActorGroup {
   private readonly actors = new Map<string, AnyActorRef>();
 
-  spawn(key: string, logic: AnyActorLogic, input: unknown): AnyActorRef {
+  /** `onEnd` hears the actor reach a final state (its output) or fail (its error); not a stop. */
+  spawn(key: string, logic: AnyActorLogic, input: unknown, onEnd?: (end: { output: unknown } | { error: unknown }) => void): AnyActorRef {
     const actor = createActor(logic, { input });
     this.actors.set(key, actor);
+    if (onEnd !== undefined) {
+      actor.subscribe({
+        complete: () => {
+          const snapshot = actor.getSnapshot();
+          if (snapshot.status === 'done') onEnd({ output: snapshot.output });
+        },
+        error: (error) => onEnd({ error }),
+      });
+    }
     actor.start();
     return actor;
   }

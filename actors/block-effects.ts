@@ -6,6 +6,8 @@ import type { BlockContext } from './block.js';
 import type { ContainerOutput } from './iteration.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 
+type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
+
 /** Tell every downstream inbox whether our connection to it is active, with what it must carry. */
 export function publishDownstream(ctx: BlockContext, handles: readonly string[], own: Record<string, unknown> | null): number[] {
   const known = own === null ? ctx.known : { ...ctx.known, [ctx.block.normName]: own };
@@ -23,18 +25,34 @@ export function publishDownstream(ctx: BlockContext, handles: readonly string[],
 }
 
 export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, activated: number[]): BlockReport {
-  const base = { type: 'BLOCK.SETTLED' as const, blockId: ctx.block.id, iteration: ctx.iteration, startedAt: ctx.startedAt, endedAt: Date.now(), activated };
-  if (outcome === null) {
-    return { ...base, status: 'skipped', input: null, output: null, error: null, errorHandled: false, attempts: 0 };
+  const report: Settled = {
+    type: 'BLOCK.SETTLED',
+    blockId: ctx.block.id,
+    iteration: ctx.iteration,
+    startedAt: ctx.startedAt,
+    endedAt: Date.now(),
+    activated,
+    status: 'skipped',
+    input: null,
+    output: null,
+    error: null,
+    errorHandled: false,
+    attempts: 0,
+  };
+  if (outcome === null) return report;
+  report.input = outcome.input;
+  report.attempts = outcome.attempts;
+  if (outcome.attemptLog !== undefined) report.attemptLog = outcome.attemptLog;
+  if (outcome.kind === 'failed') {
+    report.status = 'failed';
+    report.error = outcome.error;
+    return report;
   }
-  if (outcome.kind === 'completed') {
-    const error = outcome.errorHandled ? ((outcome.output['error'] as ErrorInfo | null | undefined) ?? null) : null;
-    const status = outcome.fromFailure === true ? 'failed' : 'completed';
-    const attemptLog = outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog };
-    return { ...base, status, input: outcome.input, output: outcome.output, error, errorHandled: outcome.errorHandled, attempts: outcome.attempts, ...attemptLog };
-  }
-  const attemptLog = outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog };
-  return { ...base, status: 'failed', input: outcome.input, output: null, error: outcome.error, errorHandled: false, attempts: outcome.attempts, ...attemptLog };
+  report.status = outcome.fromFailure === true ? 'failed' : 'completed';
+  report.output = outcome.output;
+  report.errorHandled = outcome.errorHandled;
+  report.error = outcome.errorHandled ? ((outcome.output['error'] as ErrorInfo | null | undefined) ?? null) : null;
+  return report;
 }
 
 /** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */

@@ -72,6 +72,12 @@ export type BlockSnapshot = Snapshot<undefined> & {
 
 type Scope = ActorScope<BlockSnapshot, BlockEvent>;
 
+/** A settled or skipped block actor ignores every event: stopping it would change nothing. */
+export function blockAtRest(actor: AnyActorRef): boolean {
+  const phase = (actor.getSnapshot() as Partial<BlockSnapshot>).phase;
+  return phase === 'settled' || phase === 'skipped';
+}
+
 function inPhase(snapshot: BlockSnapshot, phase: BlockPhase): BlockSnapshot {
   return { status: 'active', output: undefined, error: undefined, phase, context: snapshot.context };
 }
@@ -83,13 +89,7 @@ function typeOf(ctx: BlockContext): AnyBlockType {
 }
 
 export function scopeOf(ctx: BlockContext): ReferenceScope {
-  return {
-    outputs: ctx.known,
-    blockNames: ctx.workflow.blockNames,
-    variables: ctx.variables,
-    ...(ctx.loop ? { loop: ctx.loop } : {}),
-    ...(ctx.parallel ? { parallel: ctx.parallel } : {}),
-  };
+  return { outputs: ctx.known, blockNames: ctx.workflow.blockNames, variables: ctx.variables, loop: ctx.loop, parallel: ctx.parallel };
 }
 
 function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
@@ -120,8 +120,15 @@ function containerKey(ctx: BlockContext): string {
  */
 function startTask(context: BlockContext, self: AnyActorRef): void {
   const active = (): boolean => self.getSnapshot().status === 'active';
+  const shared = context.run;
   const run: BlockRunInput = {
-    ...context.run,
+    executionId: shared.executionId,
+    workflowId: shared.workflowId,
+    secrets: shared.secrets,
+    input: shared.input,
+    trigger: shared.trigger,
+    conversationId: shared.conversationId,
+    services: shared.services,
     type: typeOf(context) as BlockType<any>,
     block: context.block,
     scope: scopeOf(context),
@@ -214,13 +221,29 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
   }
 }
 
+/** Field by field rather than a spread: this runs once per block, and spread copies are slow. */
 function initialContext(input: BlockActorInput): BlockContext {
+  const inputs = new Map<number, InputState>();
+  for (const c of input.block.incoming) inputs.set(c.index, 'pending');
   return {
-    ...input,
-    inputs: new Map(input.block.incoming.map((c) => [c.index, 'pending' as InputState])),
+    bus: input.bus,
+    prefix: input.prefix,
+    scopeKey: input.scopeKey,
+    workflow: input.workflow,
+    block: input.block,
+    run: input.run,
+    blockTypes: input.blockTypes,
+    variables: input.variables,
+    loop: input.loop,
+    parallel: input.parallel,
+    iteration: input.iteration,
+    group: input.group,
+    signal: input.signal,
+    report: input.report,
+    inputs,
     pending: input.block.incoming.length,
     active: 0,
-    known: { ...(input.known ?? {}) },
+    known: input.known === undefined ? {} : { ...input.known },
     startedAt: null,
     prepared: null,
   };

@@ -13,7 +13,7 @@ import {
   type ExecutionContextData,
 } from '../src/runtime/execution-state.js';
 import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
-import { blockLogic, type BlockActorInput } from './block.js';
+import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
 import type { ContainerEvent } from './iteration.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
@@ -136,7 +136,7 @@ function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void
 /** Aborts running blocks and stops every block actor; their logs still running become cancelled. */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
   context.controller.abort();
-  context.group.stopAll();
+  context.group.stopAll(blockAtRest);
   context.ledger.cancelRunning(Date.now());
 }
 

@@ -37,8 +37,10 @@ export class ActorGroup {
     }
   }
 
-  stopAll(): void {
-    this.stop([...this.actors.keys()]);
+  /** Stops every actor, except those `atRest` says take no more events: they are only forgotten. */
+  stopAll(atRest: (actor: AnyActorRef) => boolean = () => false): void {
+    for (const actor of this.actors.values()) if (!atRest(actor)) actor.stop();
+    this.actors.clear();
   }
 
   get size(): number {

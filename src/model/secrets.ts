@@ -3,7 +3,7 @@
  * Prefer resolveValue with `scope.secrets` for block configs: it substitutes secrets and
  * references in one pass, so text that arrives through a reference is never read as a placeholder.
  */
-import { mapStrings } from './json.js';
+import { forEachString, mapStrings } from './json.js';
 import { findSecretTokens, secretPattern } from './ref-parse.js';
 
 export const REDACTED = '***';
@@ -11,9 +11,9 @@ export const REDACTED = '***';
 /** Distinct secret names used in any string value, in order of first use. */
 export function findSecretNames(value: unknown): string[] {
   const names = new Set<string>();
-  mapStrings(value, (text) => {
+  forEachString(value, (text) => {
+    if (!text.includes('{{')) return;
     for (const token of findSecretTokens(text)) names.add(token.name);
-    return text;
   });
   return [...names];
 }

@@ -142,9 +142,12 @@ export function startedLog(workflow: CompiledWorkflow, blockId: string, at: numb
 /** Log of a settled block; a skipped block never started, so it takes the next order number. */
 export function settledLog(workflow: CompiledWorkflow, report: Settled, previous: BlockLogEntry | undefined, order: number): BlockLogEntry {
   const base = previous ?? startedLog(workflow, report.blockId, report.endedAt, order, report.iteration);
-  return {
-    ...base,
+  const log: BlockLogEntry = {
+    blockId: base.blockId,
+    blockName: base.blockName,
+    blockType: base.blockType,
     status: report.status,
+    order: base.order,
     startedAt: report.status === 'skipped' ? null : base.startedAt,
     endedAt: iso(report.endedAt),
     durationMs: report.startedAt === null ? null : report.endedAt - report.startedAt,
@@ -153,8 +156,10 @@ export function settledLog(workflow: CompiledWorkflow, report: Settled, previous
     error: report.error,
     errorHandled: report.errorHandled,
     attempts: report.attempts,
-    ...(report.attemptLog === undefined ? {} : { attemptLog: report.attemptLog }),
+    iteration: base.iteration,
   };
+  if (report.attemptLog !== undefined) log.attemptLog = report.attemptLog;
+  return log;
 }
 
 export function decisionOf(blockType: string, output: Record<string, unknown> | null): string | null | undefined {

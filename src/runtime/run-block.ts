@@ -1,6 +1,7 @@
 import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo } from '../blocks/types.js';
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
 import type { CompiledBlock } from '../model/graph.js';
+import { forEachString } from '../model/json.js';
 import {
   bindCode,
   findSecretNames,
@@ -41,18 +42,24 @@ export type BlockOutcome =
     }
   | { kind: 'failed'; error: ErrorInfo; input: unknown; attempts: number; attemptLog?: unknown[] };
 
+const redactionCache = new WeakMap<ReadonlyMap<string, string>, string[]>();
+
 /**
  * What redaction looks for: each secret value, and its percent-encoded form (a secret placed in
- * a URL may come back encoded).
+ * a URL may come back encoded). Computed once per secrets map (one per execution).
  */
 export function redactionValues(secrets: ReadonlyMap<string, string>): string[] {
+  const cached = redactionCache.get(secrets);
+  if (cached !== undefined) return cached;
   const out = new Set<string>();
   for (const value of secrets.values()) {
     if (value === '') continue;
     out.add(value);
     out.add(encodeURIComponent(value));
   }
-  return [...out];
+  const values = [...out];
+  redactionCache.set(secrets, values);
+  return values;
 }
 
 /** Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws. */
@@ -115,26 +122,64 @@ type ConfigSource = Pick<BlockRunInput, 'block' | 'scope' | 'secrets'> & {
 };
 
 /**
+ * A config with no reference and no secret outside its code fields resolves to itself: it is
+ * parsed once per compiled block and shared (frozen) by every run, which saves the two
+ * resolution passes, the schema parse and the masking copy on every block of every execution.
+ */
+const staticConfigs = new WeakMap<object, PreparedConfig | null>();
+
+function isStaticConfig(config: Record<string, unknown>, codeFields: readonly string[]): boolean {
+  let dynamic = false;
+  for (const [key, value] of Object.entries(config)) {
+    if (dynamic) break;
+    if (codeFields.includes(key)) continue;
+    forEachString(value, (text) => {
+      if (text.includes('<') || text.includes('{{')) dynamic = true;
+    });
+  }
+  return !dynamic;
+}
+
+/**
  * References and secrets resolved in one pass everywhere but in code fields (so a `{{NAME}}`
  * arriving inside referenced data is never expanded); a copy with secrets masked is kept for the record.
  */
 export function prepareConfig(run: ConfigSource): PreparedConfig {
+  const cached = staticConfigs.get(run.block);
+  if (cached !== undefined && cached !== null) return cached;
   const codeFields = run.type.codeFields ?? [];
   const raw = run.block.config;
+  if (cached === undefined && isStaticConfig(raw, codeFields)) {
+    const parsed = parseConfig(run, resolveConfig(raw, run.scope, codeFields));
+    const prepared = deepFreeze({ config: parsed, recorded: resolveConfig(raw, run.scope, codeFields) });
+    staticConfigs.set(run.block, prepared);
+    return prepared;
+  }
+  if (cached === undefined) staticConfigs.set(run.block, null);
   for (const name of findSecretNames(withoutKeys(raw, codeFields))) {
     if (!run.secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
   }
   const resolved = resolveConfig(raw, { ...run.scope, secrets: run.secrets }, codeFields);
   const shown = resolveConfig(raw, run.scope, codeFields);
-  const parsed = run.type.configSchema.safeParse(resolved);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: '/' + i.path.map(String).join('/'), message: i.message }));
-    throw new TroupeError('INVALID_CONFIG', `block "${run.block.name}" has an invalid configuration after resolving references`, {
-      details: { issues },
-    });
-  }
   const recorded = redactSecrets(maskSecretPlaceholders(shown), redactionValues(run.secrets));
-  return { config: parsed.data, recorded };
+  return { config: parseConfig(run, resolved), recorded };
+}
+
+function parseConfig(run: ConfigSource, resolved: Record<string, unknown>): unknown {
+  const parsed = run.type.configSchema.safeParse(resolved);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({ path: '/' + i.path.map(String).join('/'), message: i.message }));
+  throw new TroupeError('INVALID_CONFIG', `block "${run.block.name}" has an invalid configuration after resolving references`, {
+    details: { issues },
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
 }
 
 function withoutKeys(obj: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
@@ -143,14 +188,13 @@ function withoutKeys(obj: Record<string, unknown>, keys: readonly string[]): Rec
 }
 
 function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): BlockRunContext<any> {
-  return {
+  const ctx: BlockRunContext<any> = {
     executionId: run.executionId,
     workflowId: run.workflowId,
     block: { id: run.block.id, name: run.block.name, type: run.block.type },
     config,
     input: run.input,
     trigger: run.trigger,
-    ...(run.conversationId === undefined ? {} : { conversationId: run.conversationId }),
     bindCode: (source: string) => bindCode(source, run.scope),
     resolve: (value: unknown) => resolveValue(value, run.scope),
     hasErrorConnection: run.block.hasErrorConnection,
@@ -158,6 +202,8 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): 
     services: run.services,
     emitChunk: run.emitChunk,
   };
+  if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
+  return ctx;
 }
 
 /** The block's own `timeoutMs` bounds each attempt; the execution's signal bounds everything. */

@@ -119,8 +119,9 @@ function containerKey(ctx: BlockContext): string {
  * stopped is dropped.
  */
 function startTask(context: BlockContext, self: AnyActorRef): void {
-  const active = (): boolean => self.getSnapshot().status === 'active';
   const shared = context.run;
+  // Method syntax, not arrow properties: tsx (esbuild keepNames) wraps every named arrow in a
+  // defineProperty call, which showed in the per-block profile.
   const run: BlockRunInput = {
     executionId: shared.executionId,
     workflowId: shared.workflowId,
@@ -132,12 +133,12 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     type: typeOf(context) as BlockType<any>,
     block: context.block,
     scope: scopeOf(context),
-    emitChunk: (text) => {
-      if (active()) context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text });
+    emitChunk(text) {
+      if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text });
     },
   };
   void runBlock(run, context.signal).then((outcome) => {
-    if (active()) self.send({ type: 'RUN.DONE', outcome });
+    if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });
 }
 

@@ -195,8 +195,13 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): 
     config,
     input: run.input,
     trigger: run.trigger,
-    bindCode: (source: string) => bindCode(source, run.scope),
-    resolve: (value: unknown) => resolveValue(value, run.scope),
+    // methods rather than arrow properties: see startTask in actors/block.ts (keepNames cost)
+    bindCode(source: string) {
+      return bindCode(source, run.scope);
+    },
+    resolve(value: unknown) {
+      return resolveValue(value, run.scope);
+    },
     hasErrorConnection: run.block.hasErrorConnection,
     signal,
     services: run.services,

@@ -16,7 +16,7 @@ import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } 
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
 import type { ContainerEvent } from './iteration.js';
-import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
+import { inboxKey, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 export interface ExecutionActorInput {
   executionId: string;
@@ -135,7 +135,7 @@ function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void
 
 /** Aborts running blocks and stops every block actor; their logs still running become cancelled. */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
-  context.controller.abort();
+  context.controller.abort(SCOPE_ENDED);
   context.group.stopAll(blockAtRest);
   context.ledger.cancelRunning(Date.now());
 }

@@ -13,6 +13,7 @@ import {
   type ContainerOutput,
   type IterationProgress,
 } from './iteration.js';
+import { SCOPE_ENDED } from './messages.js';
 
 interface LoopContext extends ContainerActorInput {
   /** aborts this loop's running children when it ends */
@@ -66,7 +67,7 @@ function conditionScope(ctx: LoopContext): ReferenceScope {
 
 /** Stops whatever still runs in the current iteration (a failure ends the loop early). */
 function endLoop(ctx: LoopContext): void {
-  ctx.controller.abort();
+  ctx.controller.abort(SCOPE_ENDED);
   if (ctx.progress !== null) ctx.owner.group.stop(ctx.progress.keys);
 }
 

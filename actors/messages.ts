@@ -1,4 +1,4 @@
-import type { ErrorInfo } from '../src/errors.js';
+import { TroupeError, type ErrorInfo } from '../src/errors.js';
 import type { IterationRef } from '../src/runtime/types.js';
 
 /**
@@ -43,3 +43,10 @@ export type BlockReport =
       attemptLog?: unknown[];
     }
   | { type: 'BLOCK.CHUNK'; blockId: string; text: string };
+
+/**
+ * The reason given when an execution or a container iteration set ends and aborts what still
+ * runs in it. One shared instance: `abort()` without a reason builds a DOMException with a
+ * stack trace every time, which showed in the execute profile.
+ */
+export const SCOPE_ENDED = new TroupeError('CANCELLED', 'the execution or container ended');

@@ -12,6 +12,7 @@ import {
   type ContainerOutput,
   type IterationProgress,
 } from './iteration.js';
+import { SCOPE_ENDED } from './messages.js';
 
 interface ParallelContext extends ContainerActorInput {
   /** aborts every running branch when the parallel ends */
@@ -70,7 +71,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
 
 /** Stops every branch still running (a failure ends the parallel early). */
 function endParallel(ctx: ParallelContext): void {
-  ctx.controller.abort();
+  ctx.controller.abort(SCOPE_ENDED);
   for (const progress of ctx.running.values()) ctx.owner.group.stop(progress.keys);
 }
 

@@ -7,6 +7,7 @@ import { findSecretNames, redactSecrets } from '../model/references.js';
 import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
 import { redactionValues } from './run-block.js';
+import type { ExecutionRecord } from '../store/types.js';
 import type { ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 
 export interface ExecutionHandle {
@@ -37,7 +38,7 @@ export class Engine {
     const secretValues = redactionValues(secrets);
     const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
     const startedAt = new Date().toISOString();
-    await this.deps.executions?.create({
+    await this.createRecord({
       id,
       workflowId: req.workflowId,
       version: req.version,
@@ -161,7 +162,13 @@ export class Engine {
       context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations },
     });
     p.event(id, 'done', result);
-    await p.flush();
+    await p.commit(id);
+  }
+
+  /** Through the group commit when there is a persister: concurrent starts share a transaction. */
+  private async createRecord(record: ExecutionRecord): Promise<void> {
+    if (this.persister !== undefined) await this.persister.create(record);
+    else await this.deps.executions?.create(record);
   }
 
   private record(id: string, event: ExecutionEvent): void {

@@ -1,16 +1,26 @@
 import type { ExecutionRecord, ExecutionRepo, ExecutionEvent as StoredEvent } from '../store/types.js';
 import type { BlockLogEntry } from './types.js';
 
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
+}
+
 interface Pending {
+  create: ExecutionRecord | undefined;
   patch: Partial<ExecutionRecord> | undefined;
   logs: Map<string, BlockLogEntry>;
   events: StoredEvent[];
+  /** callers of `commit` for this execution, told when this batch is in the store */
+  waiters: Waiter[];
 }
 
 /**
  * Persists execution progress at block boundaries in batches: everything that happened in one
  * turn of the event loop, for every execution, goes to the store as one saveBoundaries call (one
- * transaction on SQLite), not one write per message or per execution (DESIGN budgets).
+ * transaction on SQLite), not one write per message or per execution (DESIGN budgets). Creating
+ * a record and committing an execution's end ride the same batches, so executions starting or
+ * ending in the same turn share one transaction.
  */
 export class BoundaryPersister {
   private readonly pending = new Map<string, Pending>();
@@ -22,6 +32,12 @@ export class BoundaryPersister {
     private readonly repo: ExecutionRepo,
     private readonly onError: (err: unknown) => void,
   ) {}
+
+  /** Writes the record with the next batch; resolves once it is in the store (CONFLICT when the id exists). */
+  create(record: ExecutionRecord): Promise<void> {
+    this.entry(record.id).create = record;
+    return this.commit(record.id);
+  }
 
   log(executionId: string, log: BlockLogEntry): void {
     const key = log.iteration === null ? log.blockId : `${log.blockId}@${log.iteration.container}#${log.iteration.index}`;
@@ -42,7 +58,15 @@ export class BoundaryPersister {
     this.schedule();
   }
 
-  /** Writes everything pending; resolves when it is in the store. */
+  /** Resolves when everything recorded so far for this execution is in the store. */
+  commit(executionId: string): Promise<void> {
+    const entry = this.entry(executionId);
+    const done = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
+    this.schedule();
+    return done;
+  }
+
+  /** Writes everything pending now; resolves when it is in the store. */
   async flush(): Promise<void> {
     this.scheduled = false;
     const batches = [...this.pending.entries()];
@@ -62,20 +86,34 @@ export class BoundaryPersister {
     if (batches.length === 0) return;
     const items = batches.map(([id, p]) => ({
       id,
-      batch: { ...(p.patch ? { patch: p.patch } : {}), logs: [...p.logs.values()], events: p.events },
+      batch: {
+        ...(p.create ? { create: p.create } : {}),
+        ...(p.patch ? { patch: p.patch } : {}),
+        logs: [...p.logs.values()],
+        events: p.events,
+      },
     }));
+    let results: (Error | null)[];
     try {
-      const results = await this.repo.saveBoundaries(items);
-      for (const err of results) if (err !== null) this.onError(err);
+      results = await this.repo.saveBoundaries(items);
     } catch (err) {
-      this.onError(err);
+      const error = err instanceof Error ? err : new Error(String(err));
+      results = items.map(() => error);
     }
+    results.forEach((err, i) => {
+      const waiters = batches[i]?.[1].waiters ?? [];
+      if (err !== null && waiters.length === 0) this.onError(err);
+      for (const w of waiters) {
+        if (err === null) w.resolve();
+        else w.reject(err);
+      }
+    });
   }
 
   private entry(executionId: string): Pending {
     let entry = this.pending.get(executionId);
     if (entry === undefined) {
-      entry = { patch: undefined, logs: new Map(), events: [] };
+      entry = { create: undefined, patch: undefined, logs: new Map(), events: [], waiters: [] };
       this.pending.set(executionId, entry);
     }
     return entry;

@@ -10,7 +10,7 @@ import type { BlockTypeRegistry } from '../model/types.js';
 import type { Engine } from '../runtime/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import type { ExecutionRecord, ExecutionRepo, Store } from '../store/types.js';
+import type { BoundaryItem, ExecutionRecord, ExecutionRepo, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
 const BATCH = 500;
@@ -169,8 +169,29 @@ export function requeueAwareExecutions(repo: ExecutionRepo): ExecutionRepo {
     get: (id) => repo.get(id),
     list: (workflowId, opts) => repo.list(workflowId, opts),
     saveBoundary: (id, batch) => repo.saveBoundary(id, batch),
-    saveBoundaries: (items) => repo.saveBoundaries(items),
+    async saveBoundaries(items) {
+      const results = await repo.saveBoundaries(items);
+      return Promise.all(results.map((err, i) => (err === null ? null : requeued(repo, items[i], err))));
+    },
     listEvents: (id, afterSeq) => repo.listEvents(id, afterSeq),
     listByStatus: (statuses, limit) => repo.listByStatus(statuses, limit),
   };
+}
+
+/**
+ * A batch whose `create` met the existing record of a queued execution (being run again): the
+ * record is updated instead and the rest of the batch written. Any other error stands.
+ */
+async function requeued(repo: ExecutionRepo, item: BoundaryItem | undefined, err: Error): Promise<Error | null> {
+  const create = item?.batch.create;
+  if (item === undefined || create === undefined || !isTroupeError(err) || err.code !== 'CONFLICT') return err;
+  const existing = await repo.get(item.id);
+  if (existing?.status !== 'queued') return err;
+  const { id: _id, createdAt: _createdAt, ...fields } = create;
+  try {
+    await repo.saveBoundary(item.id, { ...item.batch, create: undefined, patch: { ...fields, ...item.batch.patch } });
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }

@@ -92,6 +92,9 @@ export function storeError(err: unknown, doing: string): TroupeError {
  * their transaction for atomicity; this only gives both the same error for a malformed item.
  */
 export function checkBatch(executionId: string, batch: BoundaryBatch): void {
+  if (batch.create !== undefined && batch.create.id !== executionId) {
+    throw new TroupeError('STORE_ERROR', `the record to create has id ${batch.create.id}, not ${executionId}`, { details: { executionId } });
+  }
   (batch.logs ?? []).forEach(checkLog);
   (batch.events ?? []).forEach((ev, i) => checkEvent(executionId, ev, i));
 }

@@ -151,6 +151,8 @@ export interface ExecutionEvent {
 }
 
 export interface BoundaryBatch {
+  /** the record to insert first (CONFLICT, and nothing of the batch written, when the id exists) */
+  create?: ExecutionRecord;
   patch?: ExecutionPatch;
   /** upserted by (executionId, blockId, iteration) */
   logs?: BlockLog[];

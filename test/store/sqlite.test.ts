@@ -56,6 +56,28 @@ describe('store: sqlite adapter', () => {
     await again.close();
   });
 
+  it('moves the events of a version-1 database into event batches, readable as before', async () => {
+    const raw = new Database(file);
+    raw.exec(MIGRATIONS[0] as string);
+    raw.pragma('user_version = 1');
+    raw.prepare(`INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, created_at)
+      VALUES ('old', 'wf', 1, 'completed', '{"type":"api"}', '{}', 'null', '2024-01-01T00:00:00.000Z')`).run();
+    const ins = raw.prepare('INSERT INTO execution_events (execution_id, seq, event, data, at) VALUES (?, ?, ?, ?, ?)');
+    ins.run('old', 2, 'done', '{"status":"completed"}', '2024-01-01T00:00:02.000Z');
+    ins.run('old', 1, 'block.started', '{"blockId":"a"}', '2024-01-01T00:00:01.000Z');
+    raw.close();
+    const store = openSqliteStore(file);
+    try {
+      expect(await store.executions.listEvents('old')).to.deep.equal([
+        { executionId: 'old', seq: 1, event: 'block.started', data: { blockId: 'a' }, at: '2024-01-01T00:00:01.000Z' },
+        { executionId: 'old', seq: 2, event: 'done', data: { status: 'completed' }, at: '2024-01-01T00:00:02.000Z' },
+      ]);
+      expect((await store.executions.listEvents('old', 1)).map((e) => e.seq)).to.deep.equal([2]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a database written by a newer schema', () => {
     const raw = new Database(file);
     raw.pragma(`user_version = ${MIGRATIONS.length + 5}`);

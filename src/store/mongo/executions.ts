@@ -74,9 +74,17 @@ export class MongoExecutions implements ExecutionRepo {
       const doc = eventDoc(ev);
       return { replaceOne: { filter: { executionId: id, seq: doc.seq }, replacement: doc, upsert: true } };
     });
+    const created = batch.create ? executionDoc(batch.create, iso(batch.create.createdAt ?? this.now().toISOString())) : null;
     await this.txn.run(async (session) => {
-      const found = await this.executions.countDocuments({ _id: id }, { limit: 1, session });
-      if (found === 0) throw notFound('execution', id);
+      if (created !== null) {
+        try {
+          await this.executions.insertOne(created, { session });
+        } catch (err) {
+          throw isDuplicateKey(err) ? conflict('execution', id) : err;
+        }
+      } else if ((await this.executions.countDocuments({ _id: id }, { limit: 1, session })) === 0) {
+        throw notFound('execution', id);
+      }
       if (Object.keys(set).length > 0) await this.executions.updateOne({ _id: id }, { $set: set }, { session });
       if (logOps.length > 0) await this.logs.bulkWrite(logOps, { ordered: true, session });
       if (eventOps.length > 0) await this.events.bulkWrite(eventOps, { ordered: true, session });

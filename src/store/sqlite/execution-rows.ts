@@ -18,13 +18,6 @@ export interface ExecutionRow {
   created_at: string;
 }
 
-export interface EventRow {
-  execution_id: string;
-  seq: number;
-  event: string;
-  data: string;
-  at: string;
-}
 
 export function toExecution(row: ExecutionRow, withContext: boolean): ExecutionRecord {
   const rec: ExecutionRecord = {
@@ -70,10 +63,26 @@ export function logRow(executionId: string, log: BlockLog): unknown[] {
   return [executionId, log.blockId ?? null, iterationKey(log.iteration), log.order, log.status ?? null, toJson(normalizeLog(log))];
 }
 
-export function eventRow(ev: ExecutionEvent): EventRow {
-  return { execution_id: ev.executionId, seq: ev.seq, event: ev.event, data: toJson(ev.data), at: iso(ev.at) };
+/** The events of one boundary batch as one row: `body` is a JSON array of `{ seq, event, data, at }`. */
+export function eventBatchRow(executionId: string, events: readonly ExecutionEvent[]): unknown[] {
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  const body = events.map((ev) => {
+    first = Math.min(first, ev.seq);
+    last = Math.max(last, ev.seq);
+    return { seq: ev.seq, event: ev.event, data: ev.data ?? null, at: iso(ev.at) };
+  });
+  return [executionId, first, last, toJson(body)];
 }
 
-export function toEvent(row: EventRow): ExecutionEvent {
-  return { executionId: row.execution_id, seq: row.seq, event: row.event, data: fromJson(row.data), at: row.at };
+/** Events of batch rows in row order; a seq written twice keeps its later row's version. */
+export function eventsOfBatches(executionId: string, bodies: readonly string[], afterSeq: number): ExecutionEvent[] {
+  const bySeq = new Map<number, ExecutionEvent>();
+  for (const body of bodies) {
+    for (const ev of fromJson(body) as Omit<ExecutionEvent, 'executionId'>[]) {
+      if (ev.seq > afterSeq) bySeq.set(ev.seq, { executionId, seq: ev.seq, event: ev.event, data: ev.data, at: ev.at });
+    }
+  }
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
+

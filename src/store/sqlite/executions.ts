@@ -5,8 +5,8 @@ import type {
   ExecutionStatus, Now, Page,
 } from '../types.js';
 import type { Db } from './db.js';
-import { eventRow, executionRow, logRow, patchColumns, toEvent, toExecution } from './execution-rows.js';
-import type { EventRow, ExecutionRow } from './execution-rows.js';
+import { eventBatchRow, eventsOfBatches, executionRow, logRow, patchColumns, toExecution } from './execution-rows.js';
+import type { ExecutionRow } from './execution-rows.js';
 
 type Statement = Database.Statement<unknown[]>;
 
@@ -19,7 +19,7 @@ export class SqliteExecutions implements ExecutionRepo {
   private readonly exists;
   private readonly selectLogs;
   private readonly upsertLog;
-  private readonly upsertEvent;
+  private readonly upsertEvents;
   private readonly selectEvents;
   /** statements built at run time (patch shapes, list filters), which come in a few shapes only */
   private readonly dynamic = new Map<string, Statement>();
@@ -33,9 +33,11 @@ export class SqliteExecutions implements ExecutionRepo {
     this.selectLogs = db.prepare<[string], { body: string }>('SELECT body FROM block_logs WHERE execution_id = ? ORDER BY ord, iteration_key, block_id');
     this.upsertLog = db.prepare(`INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (execution_id, block_id, iteration_key) DO UPDATE SET ord = excluded.ord, status = excluded.status, body = excluded.body`);
-    this.upsertEvent = db.prepare(`INSERT INTO execution_events (execution_id, seq, event, data, at) VALUES (@execution_id, @seq, @event, @data, @at)
-      ON CONFLICT (execution_id, seq) DO UPDATE SET event = excluded.event, data = excluded.data, at = excluded.at`);
-    this.selectEvents = db.prepare<[string, number], EventRow>('SELECT * FROM execution_events WHERE execution_id = ? AND seq > ? ORDER BY seq');
+    this.upsertEvents = db.prepare(`INSERT INTO execution_event_batches (execution_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)
+      ON CONFLICT (execution_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`);
+    this.selectEvents = db.prepare<[string, number], { body: string }>(
+      'SELECT body FROM execution_event_batches WHERE execution_id = ? AND last_seq > ? ORDER BY first_seq',
+    );
   }
 
   async create(rec: ExecutionRecord): Promise<ExecutionRecord> {
@@ -98,14 +100,20 @@ export class SqliteExecutions implements ExecutionRepo {
   }
 
   private writeBoundary(id: string, batch: BoundaryBatch): void {
-    if (!this.exists.get(id)) throw notFound('execution', id);
+    if (batch.create !== undefined) {
+      const row = executionRow(batch.create, iso(batch.create.createdAt ?? this.now().toISOString()));
+      if (this.insert.run(row).changes === 0) throw conflict('execution', id);
+    } else if (!this.exists.get(id)) {
+      throw notFound('execution', id);
+    }
     if (batch.patch) this.applyPatch(id, batch.patch);
     for (const log of batch.logs ?? []) this.upsertLog.run(...logRow(id, log));
-    for (const ev of batch.events ?? []) this.upsertEvent.run(eventRow(ev));
+    if (batch.events !== undefined && batch.events.length > 0) this.upsertEvents.run(...eventBatchRow(id, batch.events));
   }
 
   async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {
-    return this.selectEvents.all(executionId, afterSeq ?? Number.MIN_SAFE_INTEGER).map(toEvent);
+    const after = afterSeq ?? Number.MIN_SAFE_INTEGER;
+    return eventsOfBatches(executionId, this.selectEvents.all(executionId, after).map((r) => r.body), after);
   }
 
   async listByStatus(statuses: readonly ExecutionStatus[], limit: number): Promise<ExecutionRecord[]> {

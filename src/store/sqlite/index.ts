@@ -3,6 +3,7 @@ import { TroupeError } from '../../errors.js';
 import { guarded } from '../shared.js';
 import type { Now, Store } from '../types.js';
 import { SqliteApiKeys } from './api-keys.js';
+import { startCheckpointer } from './checkpointer.js';
 import { openDb } from './db.js';
 import type { SqliteOptions } from './db.js';
 import { SqliteDeployments } from './deployments.js';
@@ -12,12 +13,20 @@ import { SqliteWorkflows } from './workflows.js';
 
 export interface OpenSqliteOptions extends SqliteOptions {
   now?: Now;
+  /** false: SQLite's own checkpoints in the committing thread (default: a worker thread does them) */
+  backgroundCheckpoints?: boolean;
 }
 
 /** `path` is a file (created with its schema when missing) or ':memory:'. */
 export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Store {
   const db = openDb(path, opts);
   const now = opts.now ?? (() => new Date());
+  const checkpointer = path === ':memory:' || opts.backgroundCheckpoints === false ? null : startCheckpointer(path);
+  // the worker checkpoints now; the WAL file is cut back to this size once it starts over
+  if (checkpointer !== null) {
+    db.pragma('wal_autocheckpoint = 0');
+    db.pragma('journal_size_limit = 67108864');
+  }
   let closed = false;
   return {
     kind: 'sqlite',
@@ -33,6 +42,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     async close() {
       if (closed) return;
       closed = true;
+      await checkpointer?.stop();
       db.close();
     },
   };

@@ -76,4 +76,19 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT;
   `,
+  // Events are written one row per execution per boundary batch (a JSON array), not one row per
+  // event: most boundaries carry several events, and rows were the larger part of the write cost.
+  `
+  CREATE TABLE execution_event_batches (
+    execution_id TEXT NOT NULL,
+    first_seq    INTEGER NOT NULL,
+    last_seq     INTEGER NOT NULL,
+    body         TEXT NOT NULL,
+    PRIMARY KEY (execution_id, first_seq)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO execution_event_batches (execution_id, first_seq, last_seq, body)
+    SELECT execution_id, seq, seq, json_array(json_object('seq', seq, 'event', event, 'data', json(data), 'at', at))
+    FROM execution_events;
+  DROP TABLE execution_events;
+  `,
 ];

@@ -160,5 +160,25 @@ export function executionsContract(ctx: ContractContext): void {
       expect((await s.executions.listEvents('e2')).map((e) => e.seq)).to.deep.equal([1, 2]);
       expect(await s.executions.get('ghost')).to.equal(null);
     });
+    it('a batch with a record to create inserts it first; CONFLICT on an existing id writes nothing of that item', async () => {
+      const s = ctx.store();
+      await s.executions.create(execution('e1'));
+      const results = await s.executions.saveBoundaries([
+        { id: 'e2', batch: { create: execution('e2', 'wf', { status: 'running' }), logs: [blockLog('a', 0)], events: [ev('e2', 1)] } },
+        { id: 'e1', batch: { create: execution('e1', 'wf', { status: 'running' }), logs: [blockLog('x', 0)], events: [ev('e1', 1)] } },
+        { id: 'e3', batch: { create: execution('other') } },
+      ]);
+      expect(results.map((r) => (r === null ? null : (r as { code?: string }).code))).to.deep.equal([null, 'CONFLICT', 'STORE_ERROR']);
+      const e2 = await s.executions.get('e2');
+      expect(e2?.status).to.equal('running');
+      expect(e2?.logs.map((l) => l.blockId)).to.deep.equal(['a']);
+      expect((await s.executions.listEvents('e2')).map((e) => e.seq)).to.deep.equal([1]);
+      const e1 = await s.executions.get('e1');
+      expect(e1?.status).to.equal('queued');
+      expect(e1?.logs).to.deep.equal([]);
+      expect(await s.executions.listEvents('e1')).to.deep.equal([]);
+      expect(await s.executions.get('e3')).to.equal(null);
+      expect(await s.executions.get('other')).to.equal(null);
+    });
   });
 }

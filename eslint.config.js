@@ -7,7 +7,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const adapters = ['**/bus/memory*', '**/bus/nats*', '**/store/sqlite/**', '**/store/mongo/**', '**/store/sqlite', '**/store/mongo'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.troupe/**', 'dist/**', 'coverage/**', 'eslint.config.js', 'bin/**'] },
+  { ignores: ['node_modules/**', '.troupe/**', 'dist/**', 'coverage/**', 'eslint.config.js', 'bin/**', '.prof/**'] },
   {
     files: ['**/*.ts'],
     languageOptions: {

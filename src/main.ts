@@ -34,10 +34,11 @@ export async function openBus(config: Readonly<Config>): Promise<Bus> {
   return config.natsUrl ? NatsBus.connect(config.natsUrl, { name: 'troupe' }) : new MemoryBus();
 }
 
-export async function openStore(config: Readonly<Config>): Promise<Store> {
+/** `onWarning` hears what goes wrong off the request path (a failed WAL checkpoint). */
+export async function openStore(config: Readonly<Config>, onWarning?: (message: string) => void): Promise<Store> {
   if (config.mongodbUrl) return openMongoStore(config.mongodbUrl);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  return openSqliteStore(join(config.dataDir, 'troupe.db'));
+  return openSqliteStore(join(config.dataDir, 'troupe.db'), onWarning ? { onWarning } : {});
 }
 
 export interface RuntimeOptions {
@@ -48,7 +49,7 @@ export interface RuntimeOptions {
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
   const bus = await openBus(config);
-  const store = await openStore(config);
+  const store = await openStore(config, (message) => options.onError?.(new Error(message)));
   const sandbox = new IsolatedVmSandbox();
   const http = createOutboundClient({
     allowPrivateNetwork: config.allowPrivateNetwork,

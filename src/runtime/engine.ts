@@ -14,6 +14,8 @@ export interface ExecutionHandle {
   id: string;
   /** resolves once the execution has ended and its record is in the store */
   done: Promise<ExecutionResult>;
+  /** resolves once the record (status running) is in the store */
+  recorded: Promise<void>;
   cancel(): void;
   subscribe(listener: (event: ExecutionEvent) => void): () => void;
 }
@@ -38,7 +40,7 @@ export class Engine {
     const secretValues = redactionValues(secrets);
     const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
     const startedAt = new Date().toISOString();
-    await this.createRecord({
+    const recorded = this.createRecord({
       id,
       workflowId: req.workflowId,
       version: req.version,
@@ -51,6 +53,7 @@ export class Engine {
       endedAt: null,
       durationMs: null,
     });
+    if (req.awaitRecord !== false) await recorded;
     const notify = (event: ExecutionEvent): void => {
       this.record(id, event);
       for (const l of listeners) l(event);
@@ -77,7 +80,7 @@ export class Engine {
         notify,
       },
     });
-    const done = this.whenDone(id, actor, notify, secretValues, req.trigger);
+    const done = this.whenDone(id, actor, notify, secretValues, req.trigger, recorded);
     this.running.set(id, actor);
     this.deps.bus.publish(executionEvents(this.deps.busPrefix, 'started'), {
       executionId: id,
@@ -87,9 +90,12 @@ export class Engine {
       durationMs: 0,
     });
     actor.start();
+    // nothing runs on unrecorded: a record that could not be written stops the run (done then fails with why)
+    recorded.catch(() => actor.send({ type: 'CANCEL' }));
     return {
       id,
       done,
+      recorded,
       cancel: () => actor.send({ type: 'CANCEL' }),
       subscribe: (listener) => {
         listeners.add(listener);
@@ -111,6 +117,7 @@ export class Engine {
     notify: (event: ExecutionEvent) => void,
     secretValues: string[],
     trigger: StartRequest['trigger'],
+    recorded: Promise<void>,
   ): Promise<ExecutionResult> {
     return new Promise<ExecutionResult>((resolve, reject) => {
       actor.subscribe({
@@ -121,7 +128,8 @@ export class Engine {
             return;
           }
           const final = redactSecrets(result, secretValues) as ExecutionResult;
-          this.finishRecord(id, final, data).then(
+          // the end rides the same batch as the creation when that is still pending
+          Promise.all([recorded, this.finishRecord(id, final, data)]).then(
             () => {
               this.running.delete(id);
               notify({ type: 'done', data: final });

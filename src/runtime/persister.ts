@@ -1,4 +1,4 @@
-import type { ExecutionRecord, ExecutionRepo, ExecutionEvent as StoredEvent } from '../store/types.js';
+import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, ExecutionEvent as StoredEvent } from '../store/types.js';
 import type { BlockLogEntry } from './types.js';
 
 interface Waiter {
@@ -69,12 +69,18 @@ export class BoundaryPersister {
   /** Writes everything pending now; resolves when it is in the store. */
   async flush(): Promise<void> {
     this.scheduled = false;
-    const batches = [...this.pending.entries()];
-    this.pending.clear();
-    const previous = this.inflight;
-    const write = previous.then(() => this.write(batches));
+    // what is pending when the previous write ends goes out then, so writes grow with the load
+    // instead of queueing up one small transaction per turn
+    const write = this.inflight.then(() => this.write(this.take()));
     this.inflight = write.catch(() => undefined);
     await write;
+  }
+
+  private take(): [string, Pending][] {
+    const batches = [...this.pending.entries()];
+    this.pending.clear();
+    this.scheduled = false;
+    return batches;
   }
 
   forget(executionId: string): void {
@@ -84,15 +90,7 @@ export class BoundaryPersister {
   /** Group commit: every execution's batch of this turn in one store call. */
   private async write(batches: [string, Pending][]): Promise<void> {
     if (batches.length === 0) return;
-    const items = batches.map(([id, p]) => ({
-      id,
-      batch: {
-        ...(p.create ? { create: p.create } : {}),
-        ...(p.patch ? { patch: p.patch } : {}),
-        logs: [...p.logs.values()],
-        events: p.events,
-      },
-    }));
+    const items = batches.map(([id, p]) => ({ id, batch: boundaryBatch(p) }));
     let results: (Error | null)[];
     try {
       results = await this.repo.saveBoundaries(items);
@@ -126,4 +124,11 @@ export class BoundaryPersister {
       if (this.scheduled) void this.flush().catch(this.onError);
     });
   }
+}
+
+/** A record created and ended in the same batch is written once, already ended (no insert then update). */
+function boundaryBatch(p: Pending): BoundaryBatch {
+  const logs = [...p.logs.values()];
+  if (p.create !== undefined) return { create: p.patch ? { ...p.create, ...p.patch } : p.create, logs, events: p.events };
+  return p.patch ? { patch: p.patch, logs, events: p.events } : { logs, events: p.events };
 }

@@ -76,4 +76,11 @@ export interface StartRequest {
   conversationId?: string;
   executionId?: string;
   timeoutMs?: number;
+  /**
+   * false: the run starts while its record is being written, and `handle.recorded` tells when it
+   * is (for callers that answer only once the run has ended, whose end waits for the record
+   * anyway). A record that cannot be written cancels the run and fails `done`. Default true:
+   * `start` resolves once the record exists.
+   */
+  awaitRecord?: boolean;
 }

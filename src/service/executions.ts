@@ -67,8 +67,11 @@ export class ExecutionService {
     }
   }
 
-  /** Resolves once the record exists (status running); `done` resolves when it has ended. */
-  async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo): Promise<ExecutionHandle> {
+  /**
+   * Resolves once the record exists (status running), or at once with `awaitRecord: false` (see
+   * StartRequest); `done` resolves when it has ended and its record is written.
+   */
+  async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: { awaitRecord?: boolean } = {}): Promise<ExecutionHandle> {
     const id = this.opts.newId?.() ?? randomUUID();
     const listener = this.live.open(id, (e) => this.observeBlock(e));
     this.starting += 1;
@@ -76,7 +79,7 @@ export class ExecutionService {
     try {
       handle = await this.opts.engine.start(
         loaded.compiled,
-        { workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id },
+        { workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id, awaitRecord: opts.awaitRecord ?? true },
         listener,
       );
     } catch (err) {

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { MemoryBus } from '../../src/bus/memory.js';
+import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import type { Store } from '../../src/store/types.js';
-import { runWorkflow, testEngine, wf } from '../helpers/runtime.js';
+import type { ExecutionRepo, Store } from '../../src/store/types.js';
+import { runWorkflow, testEngine, testRegistry, wf } from '../helpers/runtime.js';
 
 describe('execution records', () => {
   let store: Store;
@@ -53,5 +54,35 @@ describe('execution records', () => {
     expect(record?.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'bad' });
     const byId = Object.fromEntries((record?.logs ?? []).map((l) => [l.blockId, l.status]));
     expect(byId).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed' });
+  });
+
+  describe('awaitRecord: false (a caller that answers only at the end)', () => {
+    const doc = wf([['start', 'starter'], ['a', 'sleep', { ms: 0, value: 1 }]], [['start', 'a']]);
+    const start = (engine: ReturnType<typeof testEngine>) => {
+      const { compiled } = loadWorkflow(doc, testRegistry);
+      return engine.start(compiled, { workflowId: 'wf-test', version: 1, input: {}, trigger: { type: 'api' }, awaitRecord: false });
+    };
+
+    it('writes the record created and ended in one batch, and resolves done only once it is in the store', async () => {
+      const engine = testEngine(bus, { executions: store.executions });
+      const handle = await start(engine);
+      const result = await handle.done;
+      await handle.recorded;
+      const record = await store.executions.get(handle.id);
+      expect(record).to.deep.include({ status: 'completed', endedAt: result.endedAt });
+      expect(record?.logs.map((l) => l.blockId)).to.deep.equal(['start', 'a']);
+    });
+
+    it('fails done with the store error when the record cannot be written', async () => {
+      const failing: ExecutionRepo = {
+        ...store.executions,
+        saveBoundaries: async (items) => items.map(() => new Error('disk full')),
+      };
+      const engine = testEngine(bus, { executions: failing });
+      const handle = await start(engine);
+      const outcome = await handle.done.then(() => 'resolved', (err: Error) => err.message);
+      expect(outcome).to.equal('disk full');
+      expect(await handle.recorded.then(() => 'written', () => 'not written')).to.equal('not written');
+    });
   });
 });

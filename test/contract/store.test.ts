@@ -66,6 +66,16 @@ storeContract('sqlite', async () => {
   };
 });
 
+// the execution writes of a file go through a writer thread by default; this runs them inline
+storeContract('sqlite (writes on the calling thread)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-store-'));
+  const file = join(dir, 'troupe.db');
+  return {
+    open: async (now) => openSqliteStore(file, { now, writerThread: false }),
+    destroy: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
 const mongoUrl = process.env.MONGODB_URL;
 if (mongoUrl) {
   const runId = `${process.pid}_${Date.now().toString(36)}`;

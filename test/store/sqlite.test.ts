@@ -105,6 +105,17 @@ describe('store: sqlite adapter', () => {
     await store.close();
   });
 
+  it('close waits for the writes in flight on the writer thread; a closed store refuses more', async () => {
+    const store = openSqliteStore(file);
+    const writes = Array.from({ length: 50 }, (_, i) => store.executions.create(execution(`e${i}`)));
+    await store.close();
+    await Promise.all(writes);
+    await rejectsWith(store.executions.create(execution('late')), 'STORE_ERROR');
+    const again = openSqliteStore(file);
+    expect((await again.executions.listByStatus(['queued'], 100)).map((r) => r.id)).to.have.length(50);
+    await again.close();
+  });
+
   it('ping fails once closed; close is idempotent', async () => {
     const store = openSqliteStore(':memory:');
     await store.ping();

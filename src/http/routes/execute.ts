@@ -60,7 +60,8 @@ async function execute(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   const loaded = await s.deployments.loadDeployed(deployment);
   s.executions.validateInput(loaded, req.input);
   s.executions.ensureCapacity();
-  const handle = await s.executions.start(loaded, req.input, { type: 'api', keyId: key.id });
+  // sync answers only at the end, which waits for the record: no need to wait for it twice
+  const handle = await s.executions.start(loaded, req.input, { type: 'api', keyId: key.id }, { awaitRecord: req.mode !== 'sync' });
   await respondToExecution(ctx, handle, req.mode, s.executions, logger);
 }
 
@@ -70,7 +71,7 @@ async function run(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   const loaded = s.cache.load(stored, stored.updatedAt);
   s.executions.validateInput(loaded, req.input);
   s.executions.ensureCapacity();
-  const handle = await s.executions.start(loaded, req.input, { type: 'manual' });
+  const handle = await s.executions.start(loaded, req.input, { type: 'manual' }, { awaitRecord: req.mode !== 'sync' });
   await respondToExecution(ctx, handle, req.mode, s.executions, logger);
 }
 

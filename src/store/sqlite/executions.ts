@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { TroupeError } from '../../errors.js';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
@@ -7,34 +8,37 @@ import type {
 import type { Db } from './db.js';
 import { eventBatchRow, eventsOfBatches, executionRow, logRow, patchColumns, toExecution } from './execution-rows.js';
 import type { ExecutionRow } from './execution-rows.js';
+import type { ItemResult, WriteOp, Writer } from './writer.js';
 
 type Statement = Database.Statement<unknown[]>;
 
 const LIST_COLUMNS = `id, workflow_id, version, status, trigger, input, output, error, started_at, ended_at,
   duration_ms, NULL AS context, created_at`;
 
+const INSERT_EXECUTION = `INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, error,
+  started_at, ended_at, duration_ms, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
+const EXECUTION_EXISTS = 'SELECT 1 AS one FROM executions WHERE id = ?';
+const UPSERT_LOG = `INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (execution_id, block_id, iteration_key) DO UPDATE SET ord = excluded.ord, status = excluded.status, body = excluded.body`;
+const UPSERT_EVENTS = `INSERT INTO execution_event_batches (execution_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)
+  ON CONFLICT (execution_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`;
+
+/**
+ * Reads run on the service's connection; every write goes through the writer (a thread of its
+ * own for a file), in order, as statements whose rows are built here.
+ */
 export class SqliteExecutions implements ExecutionRepo {
-  private readonly insert;
   private readonly select;
   private readonly exists;
   private readonly selectLogs;
-  private readonly upsertLog;
-  private readonly upsertEvents;
   private readonly selectEvents;
-  /** statements built at run time (patch shapes, list filters), which come in a few shapes only */
+  /** statements built at run time (list filters), which come in a few shapes only */
   private readonly dynamic = new Map<string, Statement>();
 
-  constructor(private readonly db: Db, private readonly now: Now) {
-    this.insert = db.prepare(`INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, error,
-      started_at, ended_at, duration_ms, context, created_at) VALUES (@id, @workflow_id, @version, @status, @trigger,
-      @input, @output, @error, @started_at, @ended_at, @duration_ms, @context, @created_at) ON CONFLICT (id) DO NOTHING`);
+  constructor(private readonly db: Db, private readonly now: Now, private readonly writer: Writer) {
     this.select = db.prepare<[string], ExecutionRow>('SELECT * FROM executions WHERE id = ?');
-    this.exists = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM executions WHERE id = ?');
+    this.exists = db.prepare<[string], { one: number }>(EXECUTION_EXISTS);
     this.selectLogs = db.prepare<[string], { body: string }>('SELECT body FROM block_logs WHERE execution_id = ? ORDER BY ord, iteration_key, block_id');
-    this.upsertLog = db.prepare(`INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES (?, ?, ?, ?, ?, ?)
-      ON CONFLICT (execution_id, block_id, iteration_key) DO UPDATE SET ord = excluded.ord, status = excluded.status, body = excluded.body`);
-    this.upsertEvents = db.prepare(`INSERT INTO execution_event_batches (execution_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)
-      ON CONFLICT (execution_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`);
     this.selectEvents = db.prepare<[string, number], { body: string }>(
       'SELECT body FROM execution_event_batches WHERE execution_id = ? AND last_seq > ? ORDER BY first_seq',
     );
@@ -42,12 +46,16 @@ export class SqliteExecutions implements ExecutionRepo {
 
   async create(rec: ExecutionRecord): Promise<ExecutionRecord> {
     const row = executionRow(rec, iso(rec.createdAt ?? this.now().toISOString()));
-    if (this.insert.run(row).changes === 0) throw conflict('execution', rec.id);
+    const [result] = await this.writer.run([[insertOp(row)]]);
+    this.check(rec.id, result);
     return toExecution(row, true);
   }
 
   async update(id: string, patch: ExecutionPatch): Promise<boolean> {
-    return this.applyPatch(id, patch);
+    const op = this.patchOp(id, patch);
+    if (op === null) return this.exists.get(id) !== undefined;
+    const [result] = await this.writer.run([[op]]);
+    return (this.check(id, result)[0] ?? 0) > 0;
   }
 
   async get(id: string): Promise<(ExecutionRecord & { logs: BlockLog[] }) | null> {
@@ -78,37 +86,33 @@ export class SqliteExecutions implements ExecutionRepo {
   }
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {
-    checkBatch(id, batch);
-    this.db.transaction(() => this.writeBoundary(id, batch)).immediate();
+    const [result] = await this.writer.run([this.boundaryOps(id, batch)]);
+    this.check(id, result);
   }
 
   /** One transaction for all; each item in its own savepoint, so one bad item spoils no other. */
   async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
     const results: (Error | null)[] = items.map(() => null);
-    const one = this.db.transaction((item: BoundaryItem) => this.writeBoundary(item.id, item.batch));
-    this.db.transaction(() => {
-      items.forEach((item, i) => {
-        try {
-          checkBatch(item.id, item.batch);
-          one(item);
-        } catch (err) {
-          results[i] = err instanceof Error ? err : new Error(String(err));
-        }
-      });
-    }).immediate();
+    const sent: number[] = [];
+    const ops: WriteOp[][] = [];
+    items.forEach((item, i) => {
+      try {
+        ops.push(this.boundaryOps(item.id, item.batch));
+        sent.push(i);
+      } catch (err) {
+        results[i] = err instanceof Error ? err : new Error(String(err));
+      }
+    });
+    if (ops.length === 0) return results;
+    const written = await this.writer.run(ops);
+    sent.forEach((i, k) => {
+      try {
+        this.check((items[i] as BoundaryItem).id, written[k]);
+      } catch (err) {
+        results[i] = err as Error;
+      }
+    });
     return results;
-  }
-
-  private writeBoundary(id: string, batch: BoundaryBatch): void {
-    if (batch.create !== undefined) {
-      const row = executionRow(batch.create, iso(batch.create.createdAt ?? this.now().toISOString()));
-      if (this.insert.run(row).changes === 0) throw conflict('execution', id);
-    } else if (!this.exists.get(id)) {
-      throw notFound('execution', id);
-    }
-    if (batch.patch) this.applyPatch(id, batch.patch);
-    for (const log of batch.logs ?? []) this.upsertLog.run(...logRow(id, log));
-    if (batch.events !== undefined && batch.events.length > 0) this.upsertEvents.run(...eventBatchRow(id, batch.events));
   }
 
   async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {
@@ -124,11 +128,35 @@ export class SqliteExecutions implements ExecutionRepo {
     return rows.map((r) => toExecution(r, true));
   }
 
-  private applyPatch(id: string, patch: ExecutionPatch): boolean {
+  /** Throws before anything is sent when the batch is malformed. */
+  private boundaryOps(id: string, batch: BoundaryBatch): WriteOp[] {
+    checkBatch(id, batch);
+    const ops: WriteOp[] = [];
+    if (batch.create !== undefined) {
+      ops.push(insertOp(executionRow(batch.create, iso(batch.create.createdAt ?? this.now().toISOString()))));
+    } else {
+      ops.push({ sql: EXECUTION_EXISTS, params: [id], expect: 'row', code: 'NOT_FOUND' });
+    }
+    const patch = batch.patch ? this.patchOp(id, batch.patch) : null;
+    if (patch !== null) ops.push(patch);
+    for (const log of batch.logs ?? []) ops.push({ sql: UPSERT_LOG, params: logRow(id, log) });
+    if (batch.events !== undefined && batch.events.length > 0) ops.push({ sql: UPSERT_EVENTS, params: eventBatchRow(id, batch.events) });
+    return ops;
+  }
+
+  private patchOp(id: string, patch: ExecutionPatch): WriteOp | null {
     const cols = patchColumns(patch);
-    if (cols.length === 0) return this.exists.get(id) !== undefined;
-    const stmt = this.prepared(`UPDATE executions SET ${cols.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?`);
-    return stmt.run(...cols.map(([, v]) => v), id).changes > 0;
+    if (cols.length === 0) return null;
+    return { sql: `UPDATE executions SET ${cols.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?`, params: [...cols.map(([, v]) => v), id] };
+  }
+
+  /** The item's changes per op, or the error its refused guard stands for. */
+  private check(id: string, result: ItemResult | undefined): number[] {
+    if (result === undefined) throw new TroupeError('STORE_ERROR', `no result for the write of execution ${id}`);
+    if ('changes' in result) return result.changes;
+    if (result.code === 'CONFLICT') throw conflict('execution', id);
+    if (result.code === 'NOT_FOUND') throw notFound('execution', id);
+    throw new TroupeError('STORE_ERROR', `writing execution ${id} failed: ${result.message}`, { retryable: true, details: { executionId: id } });
   }
 
   private prepared(sql: string): Statement {
@@ -139,4 +167,9 @@ export class SqliteExecutions implements ExecutionRepo {
     }
     return stmt;
   }
+}
+
+function insertOp(r: ExecutionRow): WriteOp {
+  const params = [r.id, r.workflow_id, r.version, r.status, r.trigger, r.input, r.output, r.error, r.started_at, r.ended_at, r.duration_ms, r.context, r.created_at];
+  return { sql: INSERT_EXECUTION, params, expect: 'change', code: 'CONFLICT' };
 }

@@ -3,37 +3,39 @@ import { TroupeError } from '../../errors.js';
 import { guarded } from '../shared.js';
 import type { Now, Store } from '../types.js';
 import { SqliteApiKeys } from './api-keys.js';
-import { startCheckpointer } from './checkpointer.js';
 import { openDb } from './db.js';
 import type { SqliteOptions } from './db.js';
 import { SqliteDeployments } from './deployments.js';
 import { SqliteExecutions } from './executions.js';
 import { SqliteSecrets } from './secrets.js';
 import { SqliteWorkflows } from './workflows.js';
+import { inlineWriter, ThreadWriter } from './writer.js';
 
 export interface OpenSqliteOptions extends SqliteOptions {
   now?: Now;
-  /** false: SQLite's own checkpoints in the committing thread (default: a worker thread does them) */
-  backgroundCheckpoints?: boolean;
+  /** false: execution writes on the calling thread (default for a file: a writer thread; see writer.ts) */
+  writerThread?: boolean;
+  /** told when the writer thread could not checkpoint the WAL */
+  onWarning?: (message: string) => void;
 }
 
 /** `path` is a file (created with its schema when missing) or ':memory:'. */
 export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Store {
   const db = openDb(path, opts);
   const now = opts.now ?? (() => new Date());
-  const checkpointer = path === ':memory:' || opts.backgroundCheckpoints === false ? null : startCheckpointer(path);
-  // the worker checkpoints now; the WAL file is cut back to this size once it starts over
-  if (checkpointer !== null) {
-    db.pragma('wal_autocheckpoint = 0');
-    db.pragma('journal_size_limit = 67108864');
-  }
+  const threaded = path !== ':memory:' && opts.writerThread !== false;
+  const writer = threaded
+    ? new ThreadWriter(path, { synchronous: opts.synchronous ?? 'NORMAL', ...(opts.onWarning ? { onWarning: opts.onWarning } : {}) })
+    : inlineWriter(db);
+  // once the WAL starts over, its file is cut back to this size rather than staying at its peak
+  db.pragma('journal_size_limit = 67108864');
   let closed = false;
   return {
     kind: 'sqlite',
     workflows: guarded(new SqliteWorkflows(db, now), 'workflows'),
     deployments: guarded(new SqliteDeployments(db), 'deployments'),
     apiKeys: guarded(new SqliteApiKeys(db, now), 'apiKeys'),
-    executions: guarded(new SqliteExecutions(db, now), 'executions'),
+    executions: guarded(new SqliteExecutions(db, now, writer), 'executions'),
     secrets: guarded(new SqliteSecrets(db, now), 'secrets'),
     async ping() {
       if (closed || !db.open) throw new TroupeError('STORE_ERROR', 'SQLite store is closed', { retryable: false });
@@ -42,7 +44,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     async close() {
       if (closed) return;
       closed = true;
-      await checkpointer?.stop();
+      await writer.stop();
       db.close();
     },
   };

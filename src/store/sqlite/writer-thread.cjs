@@ -1,0 +1,47 @@
+'use strict';
+/**
+ * The writer thread (see writer.ts): owns a connection that runs execution write batches and
+ * the WAL checkpoints, so neither the commits nor copying the WAL back into the database
+ * stall the service's event loop. PASSIVE checkpoints never wait; a WAL still past
+ * `restartPages` gets a RESTART, which waits briefly for readers so the file starts over.
+ */
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require('better-sqlite3');
+const { runItems } = require('./write-ops.cjs');
+
+const db = new Database(workerData.path);
+db.pragma('busy_timeout = 5000');
+db.pragma(`synchronous = ${workerData.synchronous}`);
+db.pragma('wal_autocheckpoint = 0');
+db.pragma('journal_size_limit = 67108864');
+const cache = new Map();
+let lastCheckpoint = Date.now();
+
+function checkpoint() {
+  lastCheckpoint = Date.now();
+  try {
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (result && result.log > workerData.restartPages) db.pragma('wal_checkpoint(RESTART)');
+  } catch (err) {
+    parentPort.postMessage({ warning: `WAL checkpoint failed: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+const timer = setInterval(() => {
+  if (Date.now() - lastCheckpoint >= workerData.checkpointMs) checkpoint();
+}, workerData.checkpointMs);
+
+parentPort.on('message', (message) => {
+  if (message.stop === true) {
+    clearInterval(timer);
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    parentPort.postMessage({ id: message.id, results: runItems(db, cache, message.items) });
+  } catch (err) {
+    parentPort.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });
+  }
+  if (Date.now() - lastCheckpoint >= workerData.checkpointMs) checkpoint();
+});

@@ -1,0 +1,127 @@
+/**
+ * Where execution writes run. A file database gets a writer thread with its own connection:
+ * the transaction, its commit and the WAL checkpoints then cost the service's event loop only
+ * a message, and the second core does the SQLite work (they were about a third of the execute
+ * endpoint's time). An in-memory database cannot be shared between connections, so its writes
+ * run inline on the caller's connection. Both run the same write-ops.cjs, in submission order.
+ */
+import { Worker } from 'node:worker_threads';
+import { TroupeError } from '../../errors.js';
+import type { Db } from './db.js';
+import { runItems } from './write-ops.cjs';
+import type { ItemResult, StatementCache, WriteOp } from './write-ops.cjs';
+
+export type { ItemResult, WriteOp };
+
+export interface Writer {
+  /** One transaction for the batch, one savepoint per item; resolves once committed. */
+  run(items: readonly (readonly WriteOp[])[]): Promise<ItemResult[]>;
+  /** Waits for submitted batches, then releases the connection. */
+  stop(): Promise<void>;
+}
+
+export function inlineWriter(db: Db): Writer {
+  const cache: StatementCache = new Map();
+  return {
+    run: async (items) => runItems(db, cache, items),
+    stop: async () => undefined,
+  };
+}
+
+export interface ThreadWriterOptions {
+  synchronous: 'NORMAL' | 'FULL';
+  /** how often the thread checkpoints the WAL (ms) */
+  checkpointMs?: number;
+  /** a WAL longer than this (pages) after a checkpoint gets a RESTART checkpoint */
+  restartPages?: number;
+  onWarning?: (message: string) => void;
+}
+
+interface Waiting {
+  resolve(results: ItemResult[]): void;
+  reject(err: Error): void;
+}
+
+type FromThread = { id: number; results: ItemResult[] } | { id: number; error: string } | { warning: string };
+
+/** The writer thread, started on the first write; it holds the process open only while writes are pending. */
+export class ThreadWriter implements Writer {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly waiting = new Map<number, Waiting>();
+  private drained: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(private readonly path: string, private readonly opts: ThreadWriterOptions) {}
+
+  run(items: readonly (readonly WriteOp[])[]): Promise<ItemResult[]> {
+    if (this.stopped) return Promise.reject(new TroupeError('STORE_ERROR', 'the SQLite store is closed', { retryable: false }));
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise<ItemResult[]>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      if (this.waiting.size === 1) worker.ref();
+      worker.postMessage({ id, items });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.waiting.size > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    const worker = this.worker;
+    if (worker === null) return;
+    this.worker = null;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // held until it has closed its connection: an unref'd worker would let the process end first
+    worker.ref();
+    worker.postMessage({ stop: true });
+    await exited;
+  }
+
+  private start(): Worker {
+    const worker = new Worker(new URL('./writer-thread.cjs', import.meta.url), {
+      workerData: {
+        path: this.path,
+        synchronous: this.opts.synchronous,
+        checkpointMs: this.opts.checkpointMs ?? 100,
+        restartPages: this.opts.restartPages ?? 16_384,
+      },
+    });
+    worker.on('message', (m: FromThread) => this.received(m));
+    worker.on('error', (err) => this.lost(worker, err));
+    worker.on('exit', (code) => this.lost(worker, new Error(`exit code ${code}`)));
+    // after the listeners: adding one refs the worker again
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private received(m: FromThread): void {
+    if ('warning' in m) {
+      this.opts.onWarning?.(m.warning);
+      return;
+    }
+    const waiting = this.waiting.get(m.id);
+    if (waiting === undefined) return;
+    this.waiting.delete(m.id);
+    if ('error' in m) waiting.reject(new TroupeError('STORE_ERROR', `SQLite write failed: ${m.error}`, { retryable: true }));
+    else waiting.resolve(m.results);
+    if (this.waiting.size === 0) this.idle();
+  }
+
+  /** The thread died: its pending batches are reported failed (not known written); the next write starts a new one. */
+  private lost(worker: Worker, err: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const w of waiting) w.reject(new TroupeError('STORE_ERROR', `SQLite writer thread stopped: ${err.message}`, { retryable: true }));
+    this.idle();
+  }
+
+  private idle(): void {
+    this.worker?.unref();
+    this.drained?.();
+    this.drained = null;
+  }
+}

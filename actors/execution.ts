@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { assign, fromCallback, setup } from 'xstate';
 import type { Bus } from '../src/bus/types.js';
-import { executionControl, executionInboxes } from '../src/bus/subjects.js';
+import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import { startDecision } from '../src/model/readiness.js';
 import {
@@ -154,15 +154,14 @@ export const executionMachine = setup({
     output: {} as { result: ExecutionResult | null; data: ExecutionContextData },
   },
   actors: {
-    control: fromCallback<ExecutionEventIn, { bus: Bus; subject: string }>(({ input, sendBack }) => {
-      const sub = input.bus.subscribe(input.subject, () => sendBack({ type: 'CANCEL' }));
-      return () => sub.unsubscribe();
-    }),
-    // One subscription for every block inbox of the execution: each message goes to the block
-    // actor it names, wherever it sits (top level or inside a container iteration).
-    inboxes: fromCallback<ExecutionEventIn, { bus: Bus; subject: string; group: ActorGroup }>(({ input }) => {
-      const sub = input.bus.subscribe<InboxMessage>(input.subject, (m) => {
-        input.group.send(inboxKey(m.data.s, m.data.b), { type: 'INPUT', msg: m.data });
+    // One subscription per execution: the control subject (cancel), and every block inbox of the
+    // execution, each message going to the block actor it names, wherever it sits (top level or
+    // inside a container iteration).
+    channel: fromCallback<ExecutionEventIn, { bus: Bus; prefix: string; executionId: string; group: ActorGroup }>(({ input, sendBack }) => {
+      const control = executionControl(input.prefix, input.executionId);
+      const sub = input.bus.subscribe<InboxMessage>(executionSubjects(input.prefix, input.executionId), (m) => {
+        if (m.subject === control) sendBack({ type: 'CANCEL' });
+        else input.group.send(inboxKey(m.data.s, m.data.b), { type: 'INPUT', msg: m.data });
       });
       return () => sub.unsubscribe();
     }),
@@ -182,10 +181,10 @@ export const executionMachine = setup({
     error: null,
     result: null,
   }),
-  invoke: [
-    { src: 'control', input: ({ context }) => ({ bus: context.bus, subject: executionControl(context.prefix, context.executionId) }) },
-    { src: 'inboxes', input: ({ context }) => ({ bus: context.bus, subject: executionInboxes(context.prefix, context.executionId), group: context.group }) },
-  ],
+  invoke: {
+    src: 'channel',
+    input: ({ context }) => ({ bus: context.bus, prefix: context.prefix, executionId: context.executionId, group: context.group }),
+  },
   initial: 'running',
   states: {
     running: {

@@ -108,6 +108,11 @@ export function executionInboxes(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.block.>`;
 }
 
+/** Everything addressed to one execution: its block inboxes and its control subject. */
+export function executionSubjects(prefix: string, executionId: string): string {
+  return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.>`;
+}
+
 /** Cancellation and other commands for one execution. */
 export function executionControl(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.control`;

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { assign, fromCallback, setup } from 'xstate';
 import type { Bus } from '../src/bus/types.js';
+import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import { startDecision } from '../src/model/readiness.js';
@@ -133,6 +134,21 @@ function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void
   };
 }
 
+/**
+ * A block actor whose logic threw fails the execution with what it threw: a Troupe error keeps
+ * its code and message (BUS_CLOSED when the bus refused a publish); anything else is INTERNAL,
+ * without its message, which may describe our internals.
+ */
+function blockActorFailed(self: { send(e: ExecutionEventIn): void }): (key: string, error: unknown) => void {
+  return (key, error) => {
+    const blockId = key.slice(key.lastIndexOf('|') + 1);
+    const failure = error instanceof TroupeError
+      ? { code: error.code, message: error.message, blockId }
+      : { code: 'INTERNAL', message: `the actor of block ${blockId} failed unexpectedly`, blockId };
+    self.send({ type: 'BLOCK.FAILED', error: failure });
+  };
+}
+
 /** Aborts running blocks and stops every block actor; their logs still running become cancelled. */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
   context.controller.abort(SCOPE_ENDED);
@@ -171,10 +187,10 @@ export const executionMachine = setup({
   },
 }).createMachine({
   id: 'execution',
-  context: ({ input }) => ({
+  context: ({ input, self }) => ({
     ...input,
     startedAt: Date.now(),
-    group: new ActorGroup(),
+    group: new ActorGroup(blockActorFailed(self)),
     controller: unboundedController(),
     ledger: new ExecutionLedger(input.workflow),
     response: null,

@@ -9,6 +9,13 @@ import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 export class ActorGroup {
   private readonly actors = new Map<string, AnyActorRef>();
 
+  /**
+   * `onFailure` hears an actor spawned without `onEnd` whose logic threw (a bus that refused a
+   * publish, a bug). Without an observer XState rethrows such an error outside any stack that
+   * could catch it, which ended the whole process; with it, the owner fails its execution.
+   */
+  constructor(private readonly onFailure?: (key: string, error: unknown) => void) {}
+
   /** `onEnd` hears the actor reach a final state (its output) or fail (its error); not a stop. */
   spawn(key: string, logic: AnyActorLogic, input: unknown, onEnd?: (end: { output: unknown } | { error: unknown }) => void): AnyActorRef {
     const actor = createActor(logic, { input });
@@ -20,6 +27,13 @@ export class ActorGroup {
           if (snapshot.status === 'done') onEnd({ output: snapshot.output });
         },
         error: (error) => onEnd({ error }),
+      });
+    } else if (this.onFailure !== undefined) {
+      const onFailure = this.onFailure;
+      actor.subscribe({
+        error(error) {
+          onFailure(key, error);
+        },
       });
     }
     actor.start();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, type ActorRefFrom } from 'xstate';
 import { executionMachine } from '../../actors/execution.js';
-import { executionControl, executionEvents } from '../bus/subjects.js';
+import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { findSecretNames, redactSecrets } from '../model/references.js';
 import type { ExecutionContextData } from './execution-state.js';
@@ -82,13 +82,7 @@ export class Engine {
     });
     const done = this.whenDone(id, actor, notify, secretValues, req.trigger, recorded);
     this.running.set(id, actor);
-    this.deps.bus.publish(executionEvents(this.deps.busPrefix, 'started'), {
-      executionId: id,
-      workflowId: req.workflowId,
-      trigger: req.trigger,
-      status: 'running',
-      durationMs: 0,
-    });
+    this.announce('started', { executionId: id, workflowId: req.workflowId, trigger: req.trigger, status: 'running', durationMs: 0 });
     actor.start();
     // nothing runs on unrecorded: a record that could not be written stops the run (done then fails with why)
     recorded.catch(() => actor.send({ type: 'CANCEL' }));
@@ -132,15 +126,13 @@ export class Engine {
           Promise.all([recorded, this.finishRecord(id, final, data)]).then(
             () => {
               this.running.delete(id);
-              notify({ type: 'done', data: final });
               this.persister?.forget(id);
-              this.deps.bus.publish(executionEvents(this.deps.busPrefix, final.status), {
-                executionId: id,
-                workflowId: final.workflowId,
-                trigger,
-                status: final.status,
-                durationMs: final.durationMs,
-              });
+              try {
+                notify({ type: 'done', data: final });
+              } catch (err) {
+                this.onError(err);
+              }
+              this.announce(final.status, { executionId: id, workflowId: final.workflowId, trigger, status: final.status, durationMs: final.durationMs });
               resolve(final);
             },
             (err: unknown) => {
@@ -171,6 +163,18 @@ export class Engine {
     });
     p.event(id, 'done', result);
     await p.commit(id);
+  }
+
+  /**
+   * SPEC §5's lifecycle events. The execution is decided and recorded whatever becomes of them:
+   * a bus that refuses one (closed, or NATS gone for good) is reported, not thrown.
+   */
+  private announce(kind: ExecutionEventKind, payload: Record<string, unknown>): void {
+    try {
+      this.deps.bus.publish(executionEvents(this.deps.busPrefix, kind), payload);
+    } catch (err) {
+      this.onError(err);
+    }
   }
 
   /** Through the group commit when there is a persister: concurrent starts share a transaction. */

@@ -141,6 +141,17 @@ forEachBus('execution semantics (SPEC §2)', (getBus) => {
     expect(JSON.parse([...seen][0] as string).output).to.deep.equal({ c: { result: 3, stdout: '' }, d: { value: 'd' } });
   });
 
+  it('fails the execution, not the process, when the bus refuses a block publish', async () => {
+    const bus = getBus();
+    const engine = testEngine(bus);
+    const doc = wf([['start', 'starter'], ['a', 'sleep', { ms: 60, value: 1 }], ['b', 'sleep', { ms: 0 }]], [['start', 'a'], ['a', 'b']]);
+    const outcome = runWorkflow(engine, doc);
+    setTimeout(() => void bus.close(), 20);
+    const { result } = await outcome;
+    expect(result.status).to.equal('failed');
+    expect(result.error).to.deep.equal({ code: 'BUS_CLOSED', message: 'the bus is closed', blockId: 'a' });
+  });
+
   it('enforces the execution time limit and cancels running blocks', async () => {
     const doc = wf([['start', 'starter'], ['slow', 'sleep', { ms: 10_000 }]], [['start', 'slow']]);
     const { result } = await runWorkflow(testEngine(getBus()), doc, {}, 150);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createActor, type ActorRefFrom } from 'xstate';
 import { executionMachine } from '../../actors/execution.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
@@ -9,6 +8,7 @@ import { BoundaryPersister } from './persister.js';
 import { redactionValues } from './run-block.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
+import { newExecutionId } from './ids.js';
 
 export interface ExecutionHandle {
   id: string;
@@ -35,7 +35,7 @@ export class Engine {
 
   /** `listener` is attached before the first event, so it sees every one of them. */
   async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
-    const id = req.executionId ?? this.deps.newId?.() ?? randomUUID();
+    const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId();
     const secrets = await this.loadSecrets(workflow);
     const secretValues = redactionValues(secrets);
     const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);

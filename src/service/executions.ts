@@ -3,7 +3,6 @@
  * routes share (and later webhooks, schedules and chat). Back-pressure lives here: `inflight`
  * counts executions running in the engine plus those still being started.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TriggerInfo } from '../blocks/types.js';
 import { checkStarterInput } from '../blocks/starter.js';
@@ -13,6 +12,7 @@ import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
 import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } from '../store/types.js';
 import type { LoadedWorkflow } from './compiled-cache.js';
 import { LiveExecutions, type SeqEvent } from './live.js';
+import { newExecutionId } from '../runtime/ids.js';
 
 /** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
 export interface ExecutionObserver {
@@ -72,7 +72,7 @@ export class ExecutionService {
    * StartRequest); `done` resolves when it has ended and its record is written.
    */
   async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: { awaitRecord?: boolean } = {}): Promise<ExecutionHandle> {
-    const id = this.opts.newId?.() ?? randomUUID();
+    const id = this.opts.newId?.() ?? newExecutionId();
     const listener = this.live.open(id, (e) => this.observeBlock(e));
     this.starting += 1;
     let handle: ExecutionHandle;

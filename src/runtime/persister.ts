@@ -68,7 +68,6 @@ export class BoundaryPersister {
 
   /** Writes everything pending now; resolves when it is in the store. */
   async flush(): Promise<void> {
-    this.scheduled = false;
     // what is pending when the previous write ends goes out then, so writes grow with the load
     // instead of queueing up one small transaction per turn
     const write = this.inflight.then(() => this.write(this.take()));
@@ -76,15 +75,15 @@ export class BoundaryPersister {
     await write;
   }
 
+  forget(executionId: string): void {
+    this.seq.delete(executionId);
+  }
+
   private take(): [string, Pending][] {
     const batches = [...this.pending.entries()];
     this.pending.clear();
     this.scheduled = false;
     return batches;
-  }
-
-  forget(executionId: string): void {
-    this.seq.delete(executionId);
   }
 
   /** Group commit: every execution's batch of this turn in one store call. */

@@ -26,6 +26,8 @@ export function openDb(path: string, opts: SqliteOptions = {}): Db {
     db.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
     // another process (e.g. `troupe deploy` against the same data dir) may hold the write lock
     db.pragma('busy_timeout = 5000');
+    // once the WAL starts over, its file is cut back to this size rather than staying at its peak
+    db.pragma('journal_size_limit = 67108864');
     migrate(db);
     return db;
   } catch (err) {

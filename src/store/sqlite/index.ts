@@ -27,8 +27,6 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
   const writer = threaded
     ? new ThreadWriter(path, { synchronous: opts.synchronous ?? 'NORMAL', ...(opts.onWarning ? { onWarning: opts.onWarning } : {}) })
     : inlineWriter(db);
-  // once the WAL starts over, its file is cut back to this size rather than staying at its peak
-  db.pragma('journal_size_limit = 67108864');
   let closed = false;
   return {
     kind: 'sqlite',

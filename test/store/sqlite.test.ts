@@ -11,6 +11,7 @@ import { deriveSecretKey, encryptSecret } from '../../src/store/crypto.js';
 import { openStore, SQLITE_FILE } from '../../src/store/open.js';
 import { MIGRATIONS } from '../../src/store/sqlite/schema.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { ThreadWriter } from '../../src/store/sqlite/writer.js';
 import { blockLog, execution, rejectsWith } from './contract/context.js';
 
 const WRITER = fileURLToPath(new URL('./fixtures/sqlite-writer.ts', import.meta.url));
@@ -114,6 +115,26 @@ describe('store: sqlite adapter', () => {
     const again = openSqliteStore(file);
     expect((await again.executions.listByStatus(['queued'], 100)).map((r) => r.id)).to.have.length(50);
     await again.close();
+  });
+
+  it('the writer thread reports a failed statement per item and refuses a value it cannot send', async () => {
+    const store = openSqliteStore(file);
+    await store.close();
+    const writer = new ThreadWriter(file, { synchronous: 'NORMAL' });
+    const results = await writer.run([
+      [{ sql: 'CREATE TABLE IF NOT EXISTS scratch (v TEXT)', params: [] }],
+      [{ sql: 'INSERT INTO no_such_table VALUES (?)', params: ['x'] }],
+      [{ sql: 'INSERT INTO scratch VALUES (?)', params: ['kept'] }],
+    ]);
+    expect(results[0]).to.deep.equal({ changes: [0] });
+    expect(results[1]).to.have.property('code', 'STORE_ERROR');
+    expect(results[2]).to.deep.equal({ changes: [1] });
+    await rejectsWith(writer.run([[{ sql: 'SELECT 1', params: [() => 1] }]]), 'STORE_ERROR');
+    // nothing is left waiting: stop returns
+    await writer.stop();
+    const raw = new Database(file);
+    expect(raw.prepare('SELECT v FROM scratch').all()).to.deep.equal([{ v: 'kept' }]);
+    raw.close();
   });
 
   it('ping fails once closed; close is idempotent', async () => {

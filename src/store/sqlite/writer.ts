@@ -59,9 +59,15 @@ export class ThreadWriter implements Writer {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise<ItemResult[]>((resolve, reject) => {
+      try {
+        worker.postMessage({ id, items });
+      } catch (err) {
+        // a value the structured clone refuses: nothing was sent, nothing waits
+        reject(new TroupeError('STORE_ERROR', `cannot send the write to the SQLite writer: ${(err as Error).message}`));
+        return;
+      }
       this.waiting.set(id, { resolve, reject });
       if (this.waiting.size === 1) worker.ref();
-      worker.postMessage({ id, items });
     });
   }
 

@@ -27,7 +27,12 @@ export function decodeCursor(cursor: string, arity: number): string[] {
 }
 
 /** Normalizes any accepted date string to one sortable form (so string order = time order). */
+/** `toISOString()`'s own form; a day past 28 still needs the calendar (Date.parse rolls 02-30 over). */
+const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
 export function iso(value: string): string {
+  // the timestamps Troupe writes itself are already canonical: no Date round trip for them
+  if (CANONICAL_ISO.test(value)) return value;
   const d = new Date(value);
   if (Number.isNaN(d.getTime())) throw new TroupeError('STORE_ERROR', `invalid timestamp: ${value}`);
   return d.toISOString();

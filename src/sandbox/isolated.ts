@@ -86,9 +86,12 @@ export class IsolatedVmSandbox implements Sandbox {
       const script = await compile(slot, kind, source, lineOffset, limits);
       context = await slot.takeContext();
       if (limits.signal?.aborted === true) throw cancelled();
-      // Asynchronous on purpose: a synchronous set takes the isolate lock on the host thread, which
-      // measurably stalled the event loop between blocks.
-      await context.global.set(ARGS_GLOBAL, bindingsJson);
+      // Not a synchronous set: that takes the isolate lock on the host thread, which measurably
+      // stalled the event loop between blocks. Not an awaited one either: isolated-vm runs an
+      // isolate's asynchronous calls in the order they were queued, so the run below sees the
+      // global, and the call costs one thread round trip instead of two (~176 µs instead of
+      // ~330 µs measured for set + run).
+      context.global.setIgnored(ARGS_GLOBAL, bindingsJson);
       const run = script.run(context, { timeout: timeoutMs, promise: true, copy: true }) as unknown as Promise<string>;
       return await this.race(slot, kind, run, timeoutMs, limits);
     } catch (err) {

@@ -42,7 +42,6 @@ export class IsolateSlot {
   async takeContext(): Promise<ivm.Context> {
     const spare = this.spare;
     this.spare = undefined;
-    this.warm = false;
     if (spare !== undefined) {
       try {
         return await spare;
@@ -56,26 +55,16 @@ export class IsolateSlot {
   /** Starts building the next call's context while the host does other work. */
   prewarm(): void {
     if (!this.alive || this.spare !== undefined) return;
-    this.warm = false;
     const spare = this.live().createContext();
-    spare.then(
-      () => {
-        if (this.spare === spare) this.warm = true;
-      },
-      () => undefined,
-    );
+    spare.catch(() => undefined);
     this.spare = spare;
   }
-
-  /** true once the context built by `prewarm` is ready: a call here starts without waiting for one. */
-  warm = false;
 
   /** Throws the isolate away (a runaway call, or dispose); the next call gets a new one. */
   kill(): void {
     const isolate = this.isolate;
     this.isolate = undefined;
     this.spare = undefined;
-    this.warm = false;
     this.scripts.clear();
     if (isolate !== undefined && !isolate.isDisposed) {
       try {
@@ -128,7 +117,7 @@ export class IsolatePool {
 
   acquire(signal?: AbortSignal): Promise<IsolateSlot> {
     if (this.closed) return Promise.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
-    const slot = this.pick();
+    const slot = this.idle.pop() ?? this.create();
     if (slot !== undefined) return Promise.resolve(slot);
     return new Promise<IsolateSlot>((resolve, reject) => {
       const onAbort = (): void => {
@@ -167,18 +156,6 @@ export class IsolatePool {
     for (const waiter of this.waiters.splice(0)) waiter.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
     for (const slot of this.slots) slot.kill();
     this.idle.length = 0;
-  }
-
-  /**
-   * An idle slot whose next context is ready; else a new slot while the pool may grow; else the
-   * slot idle longest, whose context has had the most time. Calls that follow one another (a
-   * chain of function blocks) then alternate between isolates, each building its next context
-   * while the other runs, instead of each call waiting for the context the previous one started.
-   */
-  private pick(): IsolateSlot | undefined {
-    const warm = this.idle.findIndex((s) => s.warm);
-    if (warm >= 0) return this.idle.splice(warm, 1)[0];
-    return this.create() ?? this.idle.shift();
   }
 
   private create(): IsolateSlot | undefined {

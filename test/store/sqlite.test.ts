@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { deriveSecretKey, encryptSecret } from '../../src/store/crypto.js';
@@ -134,6 +135,23 @@ describe('store: sqlite adapter', () => {
     await writer.stop();
     const raw = new Database(file);
     expect(raw.prepare('SELECT v FROM scratch').all()).to.deep.equal([{ v: 'kept' }]);
+    raw.close();
+  });
+
+  it('starts a new writer thread for the next write when the thread has died', async () => {
+    const store = openSqliteStore(file);
+    await store.close();
+    const writer = new ThreadWriter(file, { synchronous: 'NORMAL' });
+    await writer.run([[{ sql: 'CREATE TABLE IF NOT EXISTS scratch (v TEXT)', params: [] }]]);
+    // what a crash of the thread looks like from the service's side
+    const thread = (writer as unknown as { worker: Worker }).worker;
+    const exited = new Promise((resolve) => thread.once('exit', resolve));
+    await thread.terminate();
+    await exited;
+    expect(await writer.run([[{ sql: 'INSERT INTO scratch VALUES (?)', params: ['after'] }]])).to.deep.equal([{ changes: [1] }]);
+    await writer.stop();
+    const raw = new Database(file);
+    expect(raw.prepare('SELECT v FROM scratch').all()).to.deep.equal([{ v: 'after' }]);
     raw.close();
   });
 

@@ -90,7 +90,7 @@ export class SqliteExecutions implements ExecutionRepo {
     this.check(id, result);
   }
 
-  /** One transaction for all; each item in its own savepoint, so one bad item spoils no other. */
+  /** One transaction for all; one bad item spoils no other (write-ops.cjs). */
   async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
     const results: (Error | null)[] = items.map(() => null);
     const sent: number[] = [];

@@ -14,7 +14,7 @@ import type { ItemResult, StatementCache, WriteOp } from './write-ops.cjs';
 export type { ItemResult, WriteOp };
 
 export interface Writer {
-  /** One transaction for the batch, one savepoint per item; resolves once committed. */
+  /** One transaction for the batch, a failing item leaving the others written; resolves once committed. */
   run(items: readonly (readonly WriteOp[])[]): Promise<ItemResult[]>;
   /** Waits for submitted batches, then releases the connection. */
   stop(): Promise<void>;

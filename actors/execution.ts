@@ -17,7 +17,7 @@ import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } 
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
 import type { ContainerEvent } from './iteration.js';
-import { inboxKey, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
+import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 export interface ExecutionActorInput {
   executionId: string;
@@ -141,7 +141,7 @@ function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void
  */
 function blockActorFailed(self: { send(e: ExecutionEventIn): void }): (key: string, error: unknown) => void {
   return (key, error) => {
-    const blockId = key.slice(key.lastIndexOf('|') + 1);
+    const blockId = blockOfInboxKey(key);
     const failure = error instanceof TroupeError
       ? { code: error.code, message: error.message, blockId }
       : { code: 'INTERNAL', message: `the actor of block ${blockId} failed unexpectedly`, blockId };

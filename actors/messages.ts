@@ -23,6 +23,11 @@ export function inboxKey(scopeKey: string, blockId: string): string {
   return `${scopeKey}|${blockId}`;
 }
 
+/** The block id of an `inboxKey`. */
+export function blockOfInboxKey(key: string): string {
+  return key.slice(key.lastIndexOf('|') + 1);
+}
+
 /** Events a block actor sends to its parent (the execution actor or a container actor). */
 export type BlockReport =
   | { type: 'BLOCK.STARTED'; blockId: string; at: number; iteration: IterationRef | null }

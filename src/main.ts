@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Config } from '../config/load.js';
 import { blockTypes, blockTypeRegistry } from './blocks/index.js';
 import type { BlockServices } from './blocks/types.js';
@@ -14,8 +12,7 @@ import type { SecretSource } from './runtime/types.js';
 import { IsolatedVmSandbox } from './sandbox/isolated.js';
 import { requeueAwareExecutions } from './server/recovery.js';
 import { TrackedEngine } from './server/tracked-engine.js';
-import { openMongoStore } from './store/mongo/index.js';
-import { openSqliteStore } from './store/sqlite/index.js';
+import { openStore as openConfiguredStore } from './store/open.js';
 import type { Store } from './store/types.js';
 
 /** Everything a process runs on. main.ts is the only module that chooses adapters (DESIGN). */
@@ -36,9 +33,7 @@ export async function openBus(config: Readonly<Config>): Promise<Bus> {
 
 /** `onWarning` hears what goes wrong off the request path (a failed WAL checkpoint). */
 export async function openStore(config: Readonly<Config>, onWarning?: (message: string) => void): Promise<Store> {
-  if (config.mongodbUrl) return openMongoStore(config.mongodbUrl);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  return openSqliteStore(join(config.dataDir, 'troupe.db'), onWarning ? { onWarning } : {});
+  return openConfiguredStore({ mongodbUrl: config.mongodbUrl, dataDir: config.dataDir, ...(onWarning ? { onWarning } : {}) });
 }
 
 export interface RuntimeOptions {

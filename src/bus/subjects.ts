@@ -103,11 +103,6 @@ export function blockInbox(prefix: string, executionId: string, scopeKey: string
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.block.${encodeToken(scopeKey)}.${encodeToken(blockId)}`;
 }
 
-/** Every block inbox of one execution: the execution actor's one subscription routes them. */
-export function executionInboxes(prefix: string, executionId: string): string {
-  return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.block.>`;
-}
-
 /** Everything addressed to one execution: its block inboxes and its control subject. */
 export function executionSubjects(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.>`;

@@ -79,7 +79,7 @@ export class ExecutionService {
     try {
       handle = await this.opts.engine.start(
         loaded.compiled,
-        { workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id, awaitRecord: opts.awaitRecord ?? true },
+        { workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id, ...(opts.awaitRecord === undefined ? {} : { awaitRecord: opts.awaitRecord }) },
         listener,
       );
     } catch (err) {

@@ -13,10 +13,12 @@ export const SQLITE_FILE = 'troupe.db';
 export interface OpenStoreOptions {
   mongodbUrl?: string | undefined;
   dataDir: string;
+  /** what goes wrong off the request path (a failed WAL checkpoint) */
+  onWarning?: (message: string) => void;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.mongodbUrl) return openMongoStore(opts.mongodbUrl);
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-  return openSqliteStore(join(opts.dataDir, SQLITE_FILE));
+  return openSqliteStore(join(opts.dataDir, SQLITE_FILE), opts.onWarning ? { onWarning: opts.onWarning } : {});
 }

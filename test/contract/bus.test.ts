@@ -13,7 +13,6 @@ import {
   encodeToken,
   executionControl,
   executionEvents,
-  executionInboxes,
   executionSubjects,
   isValidSubject,
   isValidSubscription,
@@ -399,7 +398,6 @@ describe('bus subjects', () => {
 
   it('builds the runtime subjects under a prefix', () => {
     expect(blockInbox('troupe', 'ex1', 'loop1-3', 'b_2')).to.equal('troupe.exec.ex1.block.loop1-3.b_2');
-    expect(executionInboxes('troupe', 'ex1')).to.equal('troupe.exec.ex1.block.>');
     expect(executionSubjects('troupe', 'ex1')).to.equal('troupe.exec.ex1.>');
     expect(executionControl('acme.troupe', 'ex1')).to.equal('acme.troupe.exec.ex1.control');
     expect(executionEvents('troupe', 'completed')).to.equal('troupe.events.execution.completed');

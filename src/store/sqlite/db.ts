@@ -14,6 +14,17 @@ export interface SqliteOptions {
   synchronous?: 'NORMAL' | 'FULL';
 }
 
+/** What every connection to the file sets (the service's, and the writer thread's). */
+export function connectionPragmas(synchronous: 'NORMAL' | 'FULL'): string[] {
+  return [
+    `synchronous = ${synchronous}`,
+    // another connection (the writer thread, `troupe deploy` on the same data dir) may hold the write lock
+    'busy_timeout = 5000',
+    // once the WAL starts over, its file is cut back to this size rather than staying at its peak
+    'journal_size_limit = 67108864',
+  ];
+}
+
 export function openDb(path: string, opts: SqliteOptions = {}): Db {
   let db: Db;
   try {
@@ -23,11 +34,7 @@ export function openDb(path: string, opts: SqliteOptions = {}): Db {
   }
   try {
     db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
-    // another process (e.g. `troupe deploy` against the same data dir) may hold the write lock
-    db.pragma('busy_timeout = 5000');
-    // once the WAL starts over, its file is cut back to this size rather than staying at its peak
-    db.pragma('journal_size_limit = 67108864');
+    for (const pragma of connectionPragmas(opts.synchronous ?? 'NORMAL')) db.pragma(pragma);
     migrate(db);
     return db;
   } catch (err) {

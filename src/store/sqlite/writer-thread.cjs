@@ -10,10 +10,9 @@ const Database = require('better-sqlite3');
 const { runItems } = require('./write-ops.cjs');
 
 const db = new Database(workerData.path);
-db.pragma('busy_timeout = 5000');
-db.pragma(`synchronous = ${workerData.synchronous}`);
+// the same as the service's connection (connectionPragmas in db.ts); checkpoints are done below
+for (const pragma of workerData.pragmas) db.pragma(pragma);
 db.pragma('wal_autocheckpoint = 0');
-db.pragma('journal_size_limit = 67108864');
 const cache = new Map();
 let lastCheckpoint = Date.now();
 
@@ -27,9 +26,11 @@ function checkpoint() {
   }
 }
 
-const timer = setInterval(() => {
+function checkpointIfDue() {
   if (Date.now() - lastCheckpoint >= workerData.checkpointMs) checkpoint();
-}, workerData.checkpointMs);
+}
+
+const timer = setInterval(checkpointIfDue, workerData.checkpointMs);
 
 parentPort.on('message', (message) => {
   if (message.stop === true) {
@@ -43,5 +44,5 @@ parentPort.on('message', (message) => {
   } catch (err) {
     parentPort.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });
   }
-  if (Date.now() - lastCheckpoint >= workerData.checkpointMs) checkpoint();
+  checkpointIfDue();
 });

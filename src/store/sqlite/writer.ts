@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { TroupeError } from '../../errors.js';
-import type { Db } from './db.js';
+import { connectionPragmas, type Db } from './db.js';
 import { runItems } from './write-ops.cjs';
 import type { ItemResult, StatementCache, WriteOp } from './write-ops.cjs';
 
@@ -88,7 +88,7 @@ export class ThreadWriter implements Writer {
     const worker = new Worker(new URL('./writer-thread.cjs', import.meta.url), {
       workerData: {
         path: this.path,
-        synchronous: this.opts.synchronous,
+        pragmas: connectionPragmas(this.opts.synchronous),
         checkpointMs: this.opts.checkpointMs ?? 100,
         restartPages: this.opts.restartPages ?? 16_384,
       },

@@ -45,6 +45,8 @@ interface ExecutionContext extends ExecutionActorInput {
   response: ResponseOutput | null;
   error: ExecutionError | null;
   result: ExecutionResult | null;
+  /** the block actors' reports not yet applied (see reporter) */
+  reports: ReportQueue | null;
 }
 
 /**
@@ -114,24 +116,63 @@ function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | nul
 }
 
 /**
- * The report callback of every block actor of the execution. Reports are applied in the order
- * they happen; once one decides the end, later ones (already on their way when the blocks are
- * stopped) are ignored, as a stopped machine would ignore them.
+ * The report callback of every block actor of the execution, and what the execution's end does
+ * with reports still queued. Reports are applied in the order they happen; once one decides the
+ * end, later ones (already on their way when the blocks are stopped) are ignored, as a stopped
+ * machine would ignore them.
+ *
+ * Reports are queued and applied after the current turn of the event loop (one setImmediate per
+ * turn, not per report): what a settled block must do first is publish downstream so the next
+ * block starts, and the bookkeeping (ledger, observers, persistence) then runs while that block
+ * works instead of before it starts. The order of reports, and so of events, is unchanged.
  */
-function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): BlockActorInput['report'] {
+interface ReportQueue {
+  report: BlockActorInput['report'];
+  /** at the end: applies what is queued unless a report decided the end (then it is dropped) */
+  drain(): void;
+}
+
+function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): ReportQueue {
   let decided = false;
-  return (event) => {
-    if (decided) return;
-    if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
-    else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } });
-    else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
-    else {
-      const decision = applySettled(ctx, event);
-      if (decision === null) return;
+  let queue: ReportEvent[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    const batch = queue;
+    queue = [];
+    for (const event of batch) {
+      if (decided) return;
+      const decision = applyReport(ctx, event);
+      if (decision === null) continue;
       decided = true;
       self.send(decision);
     }
   };
+  return {
+    report: (event) => {
+      if (decided) return;
+      queue.push(event);
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(flush);
+    },
+    drain: () => {
+      if (!decided) for (const event of queue) applyReport(ctx, event);
+      decided = true;
+      queue = [];
+    },
+  };
+}
+
+type ReportEvent = Parameters<BlockActorInput['report']>[0];
+
+/** Folds one report into the ledger and tells observers; returns the event it decides, if any. */
+function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventIn | null {
+  if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
+  else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } });
+  else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
+  else return applySettled(ctx, event);
+  return null;
 }
 
 /**
@@ -149,8 +190,13 @@ function blockActorFailed(self: { send(e: ExecutionEventIn): void }): (key: stri
   };
 }
 
-/** Aborts running blocks and stops every block actor; their logs still running become cancelled. */
+/**
+ * Aborts running blocks and stops every block actor; their logs still running become cancelled.
+ * Reports still queued happened before this end (a cancel, the time limit, a crashed actor) and
+ * are applied first.
+ */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
+  context.reports?.drain();
   context.controller.abort(SCOPE_ENDED);
   context.group.stopAll(blockAtRest);
   context.ledger.cancelRunning(Date.now());
@@ -196,6 +242,7 @@ export const executionMachine = setup({
     response: null,
     error: null,
     result: null,
+    reports: null,
   }),
   invoke: {
     src: 'channel',
@@ -205,7 +252,8 @@ export const executionMachine = setup({
   states: {
     running: {
       entry: ({ context, self }) => {
-        const report = reporter(context, self);
+        context.reports = reporter(context, self);
+        const report = context.reports.report;
         const { group, workflow } = context;
         for (const id of workflow.topLevel) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
         for (const id of workflow.topLevel) {

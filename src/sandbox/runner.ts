@@ -18,7 +18,31 @@ export const CODE_FILENAME = 'troupe-code.js';
 
 export const ARGS_GLOBAL = '__troupeArgs';
 
-export function runnerSource(kind: RunnerKind, code: string): { source: string; lineOffset: number } {
+export interface RunnerSource {
+  source: string;
+  lineOffset: number;
+}
+
+/**
+ * Built sources by kind and code text. A block runs the same code on every call: reusing the
+ * string saves building it and, because V8 caches a string's hash on the string, hashing its
+ * few kilobytes again for the per-isolate script cache. Cleared whole when full.
+ */
+const built: Record<RunnerKind, Map<string, RunnerSource>> = { function: new Map(), expression: new Map() };
+const BUILT_CACHE_SIZE = 512;
+
+export function cachedRunnerSource(kind: RunnerKind, code: string): RunnerSource {
+  const cache = built[kind];
+  let found = cache.get(code);
+  if (found === undefined) {
+    if (cache.size >= BUILT_CACHE_SIZE) cache.clear();
+    found = runnerSource(kind, code);
+    cache.set(code, found);
+  }
+  return found;
+}
+
+export function runnerSource(kind: RunnerKind, code: string): RunnerSource {
   // Line 1 holds the headers, so the user's line 1 is the script's line 2.
   const head = `(function ($0) { delete globalThis.${ARGS_GLOBAL}; async function __troupeUser() {`;
   const body = kind === 'expression' ? ' return (\n' + code.replace(/[\s;]+$/, '') + '\n);' : '\n' + code;

@@ -128,3 +128,8 @@ export function executionEvents(prefix: string, kind: ExecutionEventKind | '*'):
 export function webhookEvents(prefix: string, workflowId: string, triggerId: string): string {
   return `${checkPrefix(prefix)}.webhooks.${encodeToken(workflowId)}.${encodeToken(triggerId)}`;
 }
+
+/** Deploy, undeploy, key revocation and workflow deletion, for the other instances' lookup caches. */
+export function cacheInvalidation(prefix: string): string {
+  return `${checkPrefix(prefix)}.cache.invalidate`;
+}

@@ -50,6 +50,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     maxInflight: deps.config.maxInflight,
     keyRateLimit: deps.config.keyRateLimit,
     observer: metrics.observer,
+    bus: { bus: deps.bus, prefix: deps.config.busPrefix },
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.eventPollMs === undefined ? {} : { pollMs: deps.eventPollMs }),
   });

@@ -6,6 +6,7 @@
 import { TroupeError } from '../errors.js';
 import type { Deployment, Store } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
+import type { LookupCache } from './lookup-cache.js';
 import { workflowNotFound, type ApiKeyService, type IssuedKey } from './keys.js';
 
 export interface DeploymentView {
@@ -24,6 +25,7 @@ export class DeploymentService {
     private readonly keys: ApiKeyService,
     private readonly cache: CompiledCache,
     private readonly now: () => number,
+    private readonly lookups: LookupCache,
   ) {}
 
   async deploy(workflowId: string): Promise<{ deployment: DeploymentView; apiKey: IssuedKey }> {
@@ -34,6 +36,7 @@ export class DeploymentService {
     // first execute does not pay for compiling
     this.cache.load(wf, deployedAt);
     const saved = await this.store.deployments.put({ workflowId, version: wf.version, deployedAt, endpoint: executeEndpoint(workflowId) });
+    this.lookups.changed(workflowId);
     const apiKey = await this.keys.issue(workflowId);
     return { deployment: deploymentView(saved), apiKey };
   }
@@ -42,10 +45,16 @@ export class DeploymentService {
   async undeploy(workflowId: string): Promise<void> {
     if ((await this.store.workflows.get(workflowId)) === null) throw workflowNotFound(workflowId);
     await this.store.deployments.delete(workflowId);
+    this.lookups.changed(workflowId);
   }
 
+  /** From the lookup cache when this instance read it lately (see LookupCache for freshness). */
   async get(workflowId: string): Promise<Deployment | null> {
-    return this.store.deployments.get(workflowId);
+    const cached = this.lookups.deployment(workflowId);
+    if (cached !== undefined) return cached;
+    const found = await this.store.deployments.get(workflowId);
+    if (found !== null) this.lookups.rememberDeployment(found);
+    return found;
   }
 
   /** The pinned version, compiled (cached by workflow, version and deployment time). */

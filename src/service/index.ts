@@ -1,5 +1,6 @@
 /** The application services the HTTP routes (and later triggers) call, built from one set of deps. */
 import type { Logger } from 'pino';
+import type { Bus } from '../bus/types.js';
 import type { Engine } from '../runtime/engine.js';
 import type { SecretSource } from '../runtime/types.js';
 import type { BlockTypeRegistry } from '../model/types.js';
@@ -8,6 +9,7 @@ import { CompiledCache } from './compiled-cache.js';
 import { DeploymentService } from './deployments.js';
 import { ExecutionService, type ExecutionObserver } from './executions.js';
 import { ApiKeyService } from './keys.js';
+import { LookupCache } from './lookup-cache.js';
 import { TokenBuckets } from './rate-limit.js';
 import { SecretService } from './secrets.js';
 import { WorkflowService } from './workflows.js';
@@ -24,6 +26,8 @@ export interface ServiceDeps {
   now?: () => number;
   observer?: ExecutionObserver;
   pollMs?: number;
+  /** where instances tell each other that keys or deployments changed (see LookupCache) */
+  bus?: { bus: Bus; prefix: string };
 }
 
 export interface Services {
@@ -34,17 +38,20 @@ export interface Services {
   secrets: SecretService;
   executions: ExecutionService;
   rateLimits: TokenBuckets;
+  lookups: LookupCache;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const now = deps.now ?? Date.now;
   const cache = new CompiledCache(deps.registry);
-  const keys = new ApiKeyService(deps.store, now);
+  const lookups = new LookupCache(now, deps.bus);
+  const keys = new ApiKeyService(deps.store, now, lookups);
   return {
     cache,
-    workflows: new WorkflowService(deps.store, deps.registry, cache),
+    lookups,
+    workflows: new WorkflowService(deps.store, deps.registry, cache, lookups),
     keys,
-    deployments: new DeploymentService(deps.store, keys, cache, now),
+    deployments: new DeploymentService(deps.store, keys, cache, now, lookups),
     secrets: new SecretService(deps.store, deps.secretKey),
     executions: new ExecutionService({
       store: deps.store,

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TroupeError } from '../errors.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
+import type { LookupCache } from './lookup-cache.js';
 
 export const KEY_PREFIX = 'trp_';
 /** characters of the key kept in `prefix` (shown in lists so users can tell keys apart) */
@@ -50,7 +51,11 @@ export function keyView(rec: ApiKeyRecord): KeyView {
 export class ApiKeyService {
   private readonly lastMarked = new Map<string, number>();
 
-  constructor(private readonly store: Store, private readonly now: () => number) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+    private readonly lookups: LookupCache,
+  ) {}
 
   async issue(workflowId: string): Promise<IssuedKey> {
     await this.requireWorkflow(workflowId);
@@ -77,14 +82,16 @@ export class ApiKeyService {
     await this.requireWorkflow(workflowId);
     const done = await this.store.apiKeys.revoke(workflowId, keyId, new Date(this.now()).toISOString());
     if (!done) throw new TroupeError('NOT_FOUND', `API key ${keyId} not found`, { details: { keyId } });
+    this.lookups.changed(workflowId);
   }
 
   /** The active key record for a presented key; null when unknown, revoked or malformed. */
   async authenticate(presented: string): Promise<ApiKeyRecord | null> {
     if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
     const hash = hashApiKey(presented);
-    const rec = await this.store.apiKeys.findByHash(hash);
+    const rec = this.lookups.key(hash) ?? (await this.store.apiKeys.findByHash(hash));
     if (rec === null || !safeEqual(rec.hash, hash) || rec.revokedAt !== null) return null;
+    this.lookups.rememberKey(rec);
     this.markUsed(rec.id);
     return rec;
   }

@@ -6,6 +6,7 @@ import { loadWorkflow } from '../runtime/workflows.js';
 import type { Page, PageOptions, Store, StoredWorkflow } from '../store/types.js';
 import type { CompiledCache } from './compiled-cache.js';
 import { workflowNotFound } from './keys.js';
+import type { LookupCache } from './lookup-cache.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -16,6 +17,7 @@ export class WorkflowService {
     private readonly store: Store,
     private readonly registry: BlockTypeRegistry,
     private readonly cache: CompiledCache,
+    private readonly lookups: LookupCache,
   ) {}
 
   /** 422 INVALID_WORKFLOW with every issue; CONFLICT when the id is taken. */
@@ -56,5 +58,6 @@ export class WorkflowService {
     const deleted = await this.store.workflows.delete(id);
     this.cache.forget(id);
     if (!deleted) throw workflowNotFound(id);
+    this.lookups.changed(id);
   }
 }

@@ -63,9 +63,13 @@ function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine:
   };
 }
 
-/** A second app on the same store and bus with its own engine: another process of one service. */
-export function otherProcess(h: Harness): ReturnType<typeof request> {
-  const { app } = buildApp(appDeps(Object.freeze(loadConfig({})), h.store, h.bus, harnessEngine(h.store, h.bus)));
+/**
+ * A second app on the same store with its own engine: another process of one service. It shares
+ * the harness's bus unless given its own (an instance cut off from the others' messages).
+ */
+export function otherProcess(h: Harness, opts: { bus?: MemoryBus; now?: () => number } = {}): ReturnType<typeof request> {
+  const bus = opts.bus ?? h.bus;
+  const { app } = buildApp(appDeps(Object.freeze(loadConfig({})), h.store, bus, harnessEngine(h.store, bus), opts.now));
   return request(app.callback());
 }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { assign, fromCallback, setup } from 'xstate';
-import type { Bus } from '../src/bus/types.js';
+import { assign, setup } from 'xstate';
+import type { Bus, Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
@@ -47,6 +47,8 @@ interface ExecutionContext extends ExecutionActorInput {
   result: ExecutionResult | null;
   /** the block actors' reports not yet applied (see reporter) */
   reports: ReportQueue | null;
+  /** the execution's one bus subscription (see openChannel), closed at the end */
+  channel: Subscription | null;
 }
 
 /**
@@ -191,11 +193,28 @@ function blockActorFailed(self: { send(e: ExecutionEventIn): void }): (key: stri
 }
 
 /**
+ * One subscription per execution: the control subject (cancel), and every block inbox of the
+ * execution, each message going to the block actor it names, wherever it sits (top level or
+ * inside a container iteration). A plain subscription opened on entry and closed by stopBlocks,
+ * not an invoked callback actor: every execution ends through stopBlocks, and the invoked actor
+ * cost about as much as the rest of the machine's start.
+ */
+function openChannel(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): Subscription {
+  const control = executionControl(ctx.prefix, ctx.executionId);
+  const group = ctx.group;
+  return ctx.bus.subscribe<InboxMessage>(executionSubjects(ctx.prefix, ctx.executionId), (m) => {
+    if (m.subject === control) self.send({ type: 'CANCEL' });
+    else group.send(inboxKey(m.data.s, m.data.b), { type: 'INPUT', msg: m.data });
+  });
+}
+
+/**
  * Aborts running blocks and stops every block actor; their logs still running become cancelled.
  * Reports still queued happened before this end (a cancel, the time limit, a crashed actor) and
  * are applied first.
  */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
+  context.channel?.unsubscribe();
   context.reports?.drain();
   context.controller.abort(SCOPE_ENDED);
   context.group.stopAll(blockAtRest);
@@ -215,19 +234,6 @@ export const executionMachine = setup({
     events: {} as ExecutionEventIn,
     output: {} as { result: ExecutionResult | null; data: ExecutionContextData },
   },
-  actors: {
-    // One subscription per execution: the control subject (cancel), and every block inbox of the
-    // execution, each message going to the block actor it names, wherever it sits (top level or
-    // inside a container iteration).
-    channel: fromCallback<ExecutionEventIn, { bus: Bus; prefix: string; executionId: string; group: ActorGroup }>(({ input, sendBack }) => {
-      const control = executionControl(input.prefix, input.executionId);
-      const sub = input.bus.subscribe<InboxMessage>(executionSubjects(input.prefix, input.executionId), (m) => {
-        if (m.subject === control) sendBack({ type: 'CANCEL' });
-        else input.group.send(inboxKey(m.data.s, m.data.b), { type: 'INPUT', msg: m.data });
-      });
-      return () => sub.unsubscribe();
-    }),
-  },
   delays: {
     executionTimeout: ({ context }) => context.timeoutMs,
   },
@@ -243,15 +249,13 @@ export const executionMachine = setup({
     error: null,
     result: null,
     reports: null,
+    channel: null,
   }),
-  invoke: {
-    src: 'channel',
-    input: ({ context }) => ({ bus: context.bus, prefix: context.prefix, executionId: context.executionId, group: context.group }),
-  },
   initial: 'running',
   states: {
     running: {
       entry: ({ context, self }) => {
+        context.channel = openChannel(context, self);
         context.reports = reporter(context, self);
         const report = context.reports.report;
         const { group, workflow } = context;

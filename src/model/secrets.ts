@@ -37,6 +37,7 @@ function escapeRegExp(text: string): string {
  * whole. Empty values are ignored (they would match everywhere).
  */
 export function redactSecrets(value: unknown, secretValues: readonly string[]): unknown {
+  if (secretValues.length === 0) return value;
   const distinct = [...new Set(secretValues.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
   if (distinct.length === 0) return value;
   const pattern = new RegExp(distinct.map(escapeRegExp).join('|'), 'g');

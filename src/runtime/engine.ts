@@ -191,15 +191,29 @@ export class Engine {
   }
 
   private async loadSecrets(workflow: CompiledWorkflow): Promise<Map<string, string>> {
-    const names = new Set<string>();
-    for (const block of workflow.blocks.values()) for (const n of findSecretNames(block.config)) names.add(n);
+    const names = secretNamesOf(workflow);
     const found = new Map<string, string>();
+    if (names.length === 0) return found;
     await Promise.all(
-      [...names].map(async (name) => {
+      names.map(async (name) => {
         const value = await this.deps.secrets.get(name);
         if (value !== undefined) found.set(name, value);
       }),
     );
     return found;
   }
+}
+
+const secretNames = new WeakMap<CompiledWorkflow, string[]>();
+
+/** The `{{NAME}}`s a compiled workflow uses, found once per compiled workflow, not per execution. */
+function secretNamesOf(workflow: CompiledWorkflow): string[] {
+  let names = secretNames.get(workflow);
+  if (names === undefined) {
+    const found = new Set<string>();
+    for (const block of workflow.blocks.values()) for (const n of findSecretNames(block.config)) found.add(n);
+    names = [...found];
+    secretNames.set(workflow, names);
+  }
+  return names;
 }

@@ -3,6 +3,22 @@ import { randomFillSync } from 'node:crypto';
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const TWO_32 = 2 ** 32;
 
+/** Random bytes are drawn 4 KiB at a time: one call into the CSPRNG per 256 ids, not per id. */
+const POOL_BYTES = 4096;
+let pool = new Uint8Array(0);
+let poolOffset = 0;
+
+/** 16 fresh bytes of the pool (never handed out twice), copied so callers may write them. */
+function randomBytes16(): Uint8Array {
+  if (poolOffset + 16 > pool.length) {
+    pool = randomFillSync(new Uint8Array(POOL_BYTES));
+    poolOffset = 0;
+  }
+  const b = pool.slice(poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  return b;
+}
+
 /**
  * Execution ids are UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits. Ids of
  * executions started close together sort together, so the store's indexes keyed by execution
@@ -12,7 +28,7 @@ const TWO_32 = 2 ** 32;
  * unguessable; the creation time they reveal is in the record anyway.
  */
 export function newExecutionId(now: number = Date.now()): string {
-  const b = randomFillSync(new Uint8Array(16));
+  const b = randomBytes16();
   const high = Math.floor(now / TWO_32);
   const low = now % TWO_32;
   b[0] = (high >>> 8) & 0xff;

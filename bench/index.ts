@@ -71,6 +71,9 @@ async function main(): Promise<void> {
     line('bare Koa route in the same process (baseline)', `${f1(r.koaBareRps)} req/s`);
     line('POST /api/workflows/{id}/execute', `${f1(r.executeRps)} req/s`, `= ${r.ratio.toFixed(2)}× bare Koa, target ≥ 0.5`);
     line('execute p99 latency', `${f1(r.p99Ms)} ms`);
+    // where the time goes (the load generator shares the process, so it is in both)
+    line('main thread busy per bare Koa request', `${f1(r.koaCost.mainThreadUs)} µs`, `(process CPU ${f1(r.koaCost.processCpuUs)} µs)`);
+    line('main thread busy per execute', `${f1(r.executeCost.mainThreadUs)} µs`, `(process CPU ${f1(r.executeCost.processCpuUs)} µs)`);
   });
 }
 

@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import Koa from 'koa';
 import { pino } from 'pino';
 import { loadConfig } from '../../config/load.js';
@@ -24,6 +25,17 @@ export interface ExecuteThroughput {
   ratio: number;
   /** 99th percentile latency of one execute request under that load, ms */
   p99Ms: number;
+  /** where the time goes, per request: the bare route's and execute's */
+  koaCost: RequestCost;
+  executeCost: RequestCost;
+}
+
+/** Per request, over a whole load run (load generator included, as it shares the process). */
+export interface RequestCost {
+  /** time the main thread's event loop was busy, µs */
+  mainThreadUs: number;
+  /** CPU time of the whole process (every thread, user + system), µs */
+  processCpuUs: number;
 }
 
 export interface ProbeOptions {
@@ -83,6 +95,8 @@ export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise
       executeRps: execRun.rps,
       ratio: execRun.rps / koaRun.rps,
       p99Ms: percentile(execRun.latenciesMs, 0.99),
+      koaCost: koaRun.cost,
+      executeCost: execRun.cost,
     };
   } finally {
     agent.destroy();
@@ -110,7 +124,7 @@ async function startBareKoa(): Promise<{ port: number; close(): Promise<void> }>
 }
 
 /** `total` POSTs spread over `connections` workers that each send the next one when theirs answers. */
-async function load(agent: http.Agent, target: Target, connections: number, total: number): Promise<{ rps: number; latenciesMs: number[] }> {
+async function load(agent: http.Agent, target: Target, connections: number, total: number): Promise<{ rps: number; latenciesMs: number[]; cost: RequestCost }> {
   let issued = 0;
   const latenciesMs: number[] = [];
   const worker = async (): Promise<void> => {
@@ -123,9 +137,14 @@ async function load(agent: http.Agent, target: Target, connections: number, tota
     }
   };
   const started = process.hrtime.bigint();
+  const loop0 = performance.eventLoopUtilization();
+  const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: connections }, worker));
+  const cpu = process.cpuUsage(cpu0);
+  const loop = performance.eventLoopUtilization(loop0);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { rps: total / seconds, latenciesMs };
+  const cost = { mainThreadUs: (loop.active * 1000) / total, processCpuUs: (cpu.user + cpu.system) / total };
+  return { rps: total / seconds, latenciesMs, cost };
 }
 
 function post(agent: http.Agent, target: Target): Promise<number> {

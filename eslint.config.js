@@ -1,5 +1,6 @@
 // Lint enforces the architecture of DESIGN.md: no import cycles, a pure src/model, ports not
-// adapters in actors/ and src/blocks, no floating promises, type-only imports marked.
+// adapters in actors/ and src/blocks, no floating promises, type-only imports marked, and the
+// style's size limits (files ~400 lines, functions ~60) in the code that ships.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
@@ -26,6 +27,14 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
+  {
+    // the style's size limits (DESIGN.md): past them, split the file or the function
+    files: ['src/**/*.ts', 'actors/**/*.ts', 'config/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
     },
   },
   {

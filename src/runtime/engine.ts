@@ -1,5 +1,5 @@
 import { createActor, type ActorRefFrom } from 'xstate';
-import { executionMachine } from '../../actors/execution.js';
+import { executionMachine, type ExecutionActorInput } from '../../actors/execution.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { findSecretNames, redactSecrets } from '../model/references.js';
@@ -39,47 +39,13 @@ export class Engine {
     const secrets = await this.loadSecrets(workflow);
     const secretValues = redactionValues(secrets);
     const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
-    const startedAt = new Date().toISOString();
-    const recorded = this.createRecord({
-      id,
-      workflowId: req.workflowId,
-      version: req.version,
-      status: 'running',
-      trigger: redactSecrets(req.trigger, secretValues),
-      input: redactSecrets(req.input, secretValues),
-      output: null,
-      error: null,
-      startedAt,
-      endedAt: null,
-      durationMs: null,
-    });
+    const recorded = this.createRecord(runningRecord(id, req, secretValues));
     if (req.awaitRecord !== false) await recorded;
     const notify = (event: ExecutionEvent): void => {
       this.record(id, event);
       for (const l of listeners) l(event);
     };
-    const actor = createActor(executionMachine, {
-      input: {
-        executionId: id,
-        workflowId: req.workflowId,
-        version: req.version,
-        workflow,
-        bus: this.deps.bus,
-        prefix: this.deps.busPrefix,
-        timeoutMs: req.timeoutMs ?? this.deps.executionTimeoutMs,
-        blockRun: {
-          executionId: id,
-          workflowId: req.workflowId,
-          secrets,
-          input: req.input,
-          trigger: req.trigger,
-          ...(req.conversationId === undefined ? {} : { conversationId: req.conversationId }),
-          services: this.deps.services,
-        },
-        blockTypes: this.deps.blockTypes,
-        notify,
-      },
-    });
+    const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, notify) });
     const done = this.whenDone(id, actor, notify, secretValues, req.trigger, recorded);
     this.running.set(id, actor);
     this.announce('started', { executionId: id, workflowId: req.workflowId, trigger: req.trigger, status: 'running', durationMs: 0 });
@@ -95,6 +61,35 @@ export class Engine {
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
+    };
+  }
+
+  private machineInput(
+    id: string,
+    workflow: CompiledWorkflow,
+    req: StartRequest,
+    secrets: Map<string, string>,
+    notify: (event: ExecutionEvent) => void,
+  ): ExecutionActorInput {
+    return {
+      executionId: id,
+      workflowId: req.workflowId,
+      version: req.version,
+      workflow,
+      bus: this.deps.bus,
+      prefix: this.deps.busPrefix,
+      timeoutMs: req.timeoutMs ?? this.deps.executionTimeoutMs,
+      blockRun: {
+        executionId: id,
+        workflowId: req.workflowId,
+        secrets,
+        input: req.input,
+        trigger: req.trigger,
+        ...(req.conversationId === undefined ? {} : { conversationId: req.conversationId }),
+        services: this.deps.services,
+      },
+      blockTypes: this.deps.blockTypes,
+      notify,
     };
   }
 
@@ -216,4 +211,21 @@ function secretNamesOf(workflow: CompiledWorkflow): string[] {
     secretNames.set(workflow, names);
   }
   return names;
+}
+
+/** The record of an execution that has just started, with its secrets redacted. */
+function runningRecord(id: string, req: StartRequest, secretValues: string[]): ExecutionRecord {
+  return {
+    id,
+    workflowId: req.workflowId,
+    version: req.version,
+    status: 'running',
+    trigger: redactSecrets(req.trigger, secretValues),
+    input: redactSecrets(req.input, secretValues),
+    output: null,
+    error: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    durationMs: null,
+  };
 }

@@ -9,7 +9,7 @@ import { EXECUTION_STATUSES, MAX_PAGE_SIZE } from '../store/types.js';
 export const DEFAULT_PAGE_SIZE = 50;
 
 export const errorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().describe('more about the error, or null') }),
 });
 
 // ---- paths and queries ------------------------------------------------------------------------

@@ -168,6 +168,8 @@ describe('http: execute', () => {
     const expectError = (res: { status: number; body: { error: { code: string } } }, status: number, code: string): void => {
       expect(res.status, JSON.stringify(res.body)).to.equal(status);
       expect(res.body.error.code).to.equal(code);
+      // SPEC §4's envelope, details included (null when there is nothing more to say)
+      expect(res.body.error).to.have.keys('code', 'message', 'details');
     };
 
     it('401 without X-API-Key, even for an unknown workflow', async () => {

@@ -103,7 +103,7 @@ describe('http: service routes', () => {
     };
     const internal = await h.http.get('/api/workflows').set(auth);
     expect(internal.status).to.equal(500);
-    expect(internal.body).to.deep.equal({ error: { code: 'INTERNAL', message: 'internal error' } });
+    expect(internal.body).to.deep.equal({ error: { code: 'INTERNAL', message: 'internal error', details: null } });
     await h.store.close();
     const store = await h.http.get('/api/workflows/x').set(auth);
     expect(store.status).to.equal(503);

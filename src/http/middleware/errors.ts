@@ -1,5 +1,6 @@
 /**
- * The one place where errors become HTTP answers: `{ error: { code, message, details } }`.
+ * The one place where errors become HTTP answers: `{ error: { code, message, details } }`, with
+ * `details` always present (null when there is nothing to add), as SPEC §4 writes the shape.
  * Only TroupeErrors with a client-facing code keep their message; anything else is logged and
  * answered 500 INTERNAL with a generic message (koa's `expose` rule).
  */
@@ -32,7 +33,11 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 };
 
 export interface ErrorBody {
-  error: { code: string; message: string; details?: unknown };
+  error: { code: string; message: string; details: unknown };
+}
+
+export function errorBody(code: string, message: string, details: unknown = null): ErrorBody {
+  return { error: { code, message, details: details ?? null } };
 }
 
 interface Answer {
@@ -51,20 +56,19 @@ export function toAnswer(err: unknown): Answer {
   if (isTroupeError(err)) {
     const status = STATUS_BY_CODE[err.code];
     if (status !== undefined) {
-      const error = err.details === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, details: err.details };
       const seconds = retryAfter(err.details);
-      return { status, body: { error }, ...(seconds === undefined ? {} : { retryAfterSec: seconds }) };
+      return { status, body: errorBody(err.code, err.message, err.details), ...(seconds === undefined ? {} : { retryAfterSec: seconds }) };
     }
     if (err.code === 'STORE_ERROR') {
-      return { status: 503, body: { error: { code: 'STORE_ERROR', message: 'the store is unavailable; retry later' } }, retryAfterSec: 1 };
+      return { status: 503, body: errorBody('STORE_ERROR', 'the store is unavailable; retry later'), retryAfterSec: 1 };
     }
   }
   const e = err as { status?: unknown; expose?: unknown; message?: unknown } | null;
   if (e !== null && typeof e === 'object' && e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     const code = CODE_BY_STATUS[e.status] ?? 'INVALID_REQUEST';
-    return { status: e.status, body: { error: { code, message: typeof e.message === 'string' ? e.message : 'bad request' } } };
+    return { status: e.status, body: errorBody(code, typeof e.message === 'string' ? e.message : 'bad request') };
   }
-  return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error' } } };
+  return { status: 500, body: errorBody('INTERNAL', 'internal error') };
 }
 
 export function errorHandler(logger: Logger): Middleware<AppState> {
@@ -73,17 +77,30 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       await next();
       if (ctx.status === 405 && ctx.body == null) {
         ctx.status = 405;
-        ctx.body = { error: { code: 'METHOD_NOT_ALLOWED', message: `${ctx.method} is not allowed on ${ctx.path}` } };
+        ctx.body = errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
       } else if (ctx.status === 404 && ctx.body == null) {
         ctx.status = 404;
-        ctx.body = { error: { code: 'NOT_FOUND', message: `no route for ${ctx.method} ${ctx.path}` } };
+        ctx.body = errorBody('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
       }
     } catch (err) {
       const answer = toAnswer(err);
-      if (answer.status >= 500) logger.error({ err, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
+      logFailure(logger, ctx.state, answer, err);
       if (answer.retryAfterSec !== undefined) ctx.set('Retry-After', String(answer.retryAfterSec));
       ctx.status = answer.status;
       ctx.body = answer.body;
     }
   };
+}
+
+/**
+ * Faults are logged with their error; back-pressure (503 OVERLOADED, NOT_READY) is the service
+ * working as designed under load, so it is a warning without a stack, and client errors are only
+ * in the access log.
+ */
+function logFailure(logger: Logger, state: AppState, answer: Answer, err: unknown): void {
+  if (answer.status < 500) return;
+  const where = { requestId: state.requestId, route: state.route };
+  const code = answer.body.error.code;
+  if (code === 'OVERLOADED' || code === 'NOT_READY') logger.warn({ ...where, code }, 'request refused');
+  else logger.error({ ...where, err }, 'request failed');
 }

@@ -71,11 +71,16 @@ export class ExecutionLedger {
     this.iterations[e.containerId] = nextIterationState(this.iterations[e.containerId], e);
   }
 
-  /** Logs of blocks still running become cancelled when the execution ends early. */
+  /**
+   * Blocks still running become cancelled when the execution ends early, in their logs and in the
+   * context's states alike. They had begun their first attempt, whatever its outcome would be.
+   */
   cancelRunning(at: number): void {
     for (const [key, log] of this.logs) {
       if (log.status !== 'running') continue;
-      this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs: log.startedAt === null ? null : at - Date.parse(log.startedAt) });
+      const durationMs = log.startedAt === null ? null : at - Date.parse(log.startedAt);
+      this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs, attempts: Math.max(1, log.attempts) });
+      if (log.iteration === null) this.states[log.blockId] = 'cancelled';
     }
   }
 

@@ -54,6 +54,9 @@ describe('execution records', () => {
     expect(record?.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'bad' });
     const byId = Object.fromEntries((record?.logs ?? []).map((l) => [l.blockId, l.status]));
     expect(byId).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed' });
+    // the context agrees with the logs, and the cancelled block had begun its first attempt
+    expect((record?.context as { states: Record<string, string> }).states).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed' });
+    expect(record?.logs.find((l) => l.blockId === 'slow')?.attempts).to.equal(1);
   });
 
   describe('awaitRecord: false (a caller that answers only at the end)', () => {

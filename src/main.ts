@@ -1,4 +1,5 @@
 import type { Config } from '../config/load.js';
+import { TroupeError, toTroupeError } from './errors.js';
 import { blockTypes, blockTypeRegistry } from './blocks/index.js';
 import type { BlockServices } from './blocks/types.js';
 import { MemoryBus } from './bus/memory.js';
@@ -28,12 +29,24 @@ export interface Runtime {
 }
 
 export async function openBus(config: Readonly<Config>): Promise<Bus> {
-  return config.natsUrl ? NatsBus.connect(config.natsUrl, { name: 'troupe' }) : new MemoryBus();
+  if (!config.natsUrl) return new MemoryBus();
+  return naming('NATS_URL', NatsBus.connect(config.natsUrl, { name: 'troupe' }));
 }
 
 /** `onWarning` hears what goes wrong off the request path (a failed WAL checkpoint). */
 export async function openStore(config: Readonly<Config>, onWarning?: (message: string) => void): Promise<Store> {
-  return openConfiguredStore({ mongodbUrl: config.mongodbUrl, dataDir: config.dataDir, ...(onWarning ? { onWarning } : {}) });
+  const opened = openConfiguredStore({ mongodbUrl: config.mongodbUrl, dataDir: config.dataDir, ...(onWarning ? { onWarning } : {}) });
+  return naming(config.mongodbUrl ? 'MONGODB_URL' : 'TROUPE_DATA_DIR', opened);
+}
+
+/** A start-up failure names the setting that led to it, as a bad value's message does (SPEC §6). */
+async function naming<T>(variable: string, opening: Promise<T>): Promise<T> {
+  try {
+    return await opening;
+  } catch (err) {
+    const e = toTroupeError(err);
+    throw new TroupeError(e.code, `${variable}: ${e.message}`, { cause: err, retryable: e.retryable, ...(e.details === undefined ? {} : { details: e.details }) });
+  }
 }
 
 export interface RuntimeOptions {

@@ -114,6 +114,10 @@ describe('troupe serve (child process)', function () {
     const level = troupeSync(['serve'], { TROUPE_DATA_DIR: tempDir(), TROUPE_LOG_LEVEL: 'loud' });
     expect(level.code).to.not.equal(0);
     expect(level.stderr).to.contain('TROUPE_LOG_LEVEL');
+    // a well-formed value that does not work names its variable too
+    const nats = troupeSync(['serve'], { TROUPE_DATA_DIR: tempDir(), NATS_URL: 'nats://127.0.0.1:1' });
+    expect(nats.code).to.not.equal(0);
+    expect(nats.stderr).to.contain('NATS_URL');
   });
 
   it('finishes a running execution on SIGTERM before exiting', async () => {

@@ -1,6 +1,7 @@
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
 import { activatedConnections } from '../src/model/readiness.js';
-import type { BlockOutcome } from '../src/runtime/run-block.js';
+import { redactSecrets } from '../src/model/secrets.js';
+import { redactionValues, type BlockOutcome } from '../src/runtime/run-block.js';
 import { blockInbox } from '../src/bus/subjects.js';
 import type { BlockContext } from './block.js';
 import type { ContainerOutput } from './iteration.js';
@@ -50,6 +51,7 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
   }
   report.status = outcome.fromFailure === true ? 'failed' : 'completed';
   report.output = outcome.output;
+  if (outcome.live !== undefined) report.live = outcome.live;
   report.errorHandled = outcome.errorHandled;
   report.error = outcome.errorHandled ? ((outcome.output['error'] as ErrorInfo | null | undefined) ?? null) : null;
   return report;
@@ -79,5 +81,10 @@ export function containerOutcome(ctx: BlockContext, output: ContainerOutput, pre
   if (!output.ok) {
     return { kind: 'failed', error: output.error ?? { code: 'INTERNAL', message: 'container failed' }, input, attempts: 1 };
   }
-  return { kind: 'completed', output: { results: output.results }, handles: ['success'], input, attempts: 1, errorHandled: false };
+  // the results hold the children's live outputs: recorded redacted, passed on as they are
+  const live = { results: output.results };
+  const secretValues = redactionValues(ctx.run.secrets);
+  if (secretValues.length === 0) return { kind: 'completed', output: live, handles: ['success'], input, attempts: 1, errorHandled: false };
+  const recorded = redactSecrets(live, secretValues) as Record<string, unknown>;
+  return { kind: 'completed', output: recorded, live, handles: ['success'], input, attempts: 1, errorHandled: false };
 }

@@ -104,7 +104,7 @@ function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
 /** Publishes downstream, then returns the report for the parent. */
 function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
   const handled = handleFailure(context, outcome);
-  const activated = handled.kind === 'completed' ? publishDownstream(context, handled.handles, handled.output) : [];
+  const activated = handled.kind === 'completed' ? publishDownstream(context, handled.handles, handled.live ?? handled.output) : [];
   return settledReport(context, handled, activated);
 }
 

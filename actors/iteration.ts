@@ -3,6 +3,8 @@ import type { AnyActorLogic } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
+import { redactSecrets } from '../src/model/secrets.js';
+import { redactionValues } from '../src/runtime/run-block.js';
 import { inboxKey } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
 import type { BlockActorInput } from './block.js';
@@ -113,6 +115,11 @@ export function childFailure(event: Settled): ErrorInfo | null {
   return event.error ?? { code: 'INTERNAL', message: `block ${event.blockId} failed` };
 }
 
+/** An iteration's result as the record keeps it (its iteration state): secret values as ***. */
+export function recordedResult(owner: BlockActorInput, result: unknown): unknown {
+  return redactSecrets(result, redactionValues(owner.run.secrets));
+}
+
 /** Folds a child's settled report into its iteration; returns the iteration's result when it is complete. */
 export function settleChild(
   owner: BlockActorInput,
@@ -121,7 +128,7 @@ export function settleChild(
 ): { progress: IterationProgress; result: Record<string, Record<string, unknown>> | null } {
   const block = owner.workflow.blocks.get(event.blockId);
   const outputs = new Map(progress.outputs);
-  if (block !== undefined && event.output !== null && event.status !== 'skipped') outputs.set(block.normName, event.output);
+  if (block !== undefined && event.output !== null && event.status !== 'skipped') outputs.set(block.normName, event.live ?? event.output);
   const next = { ...progress, remaining: progress.remaining - 1, outputs };
   if (next.remaining > 0) return { progress: next, result: null };
   const names = owner.block.children.map((id) => owner.workflow.blocks.get(id)?.normName ?? id);

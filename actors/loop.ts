@@ -5,6 +5,7 @@ import { bindCode, type IterationScope, type ReferenceScope } from '../src/model
 import {
   childController,
   childFailure,
+  recordedResult,
   routeReports,
   settleChild,
   spawnIteration,
@@ -159,7 +160,7 @@ export const loopMachine = setup({
               enqueue.assign({ progress: settled.progress });
               if (settled.result === null) return;
               context.owner.group.stop(settled.progress.keys);
-              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: settled.result }));
+              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: recordedResult(context.owner, settled.result) }));
               enqueue.assign({
                 results: [...context.results, settled.result],
                 lastOutputs: Object.fromEntries(settled.progress.outputs),

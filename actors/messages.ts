@@ -40,6 +40,8 @@ export type BlockReport =
       endedAt: number;
       input: unknown;
       output: Record<string, unknown> | null;
+      /** the unredacted output, when it may differ from `output` (see BlockOutcome): containers collect it */
+      live?: Record<string, unknown>;
       error: ErrorInfo | null;
       errorHandled: boolean;
       attempts: number;

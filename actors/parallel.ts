@@ -4,6 +4,7 @@ import { branchesToStart, collectionItems, countOf } from '../src/model/iteratio
 import {
   childController,
   childFailure,
+  recordedResult,
   routeReports,
   settleChild,
   spawnIteration,
@@ -125,7 +126,7 @@ export const parallelMachine = setup({
               context.owner.group.stop(progress.keys);
               const results = [...context.results];
               results[index] = settled.result;
-              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'finished', total: context.total, result: settled.result }));
+              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'finished', total: context.total, result: recordedResult(context.owner, settled.result) }));
               const next = { ...context, running, results, finished: context.finished + 1 };
               enqueue.assign({ running, results, finished: next.finished });
               startBranches(next, enqueue as unknown as Enqueue, self);

@@ -31,7 +31,15 @@ export interface BlockRunInput {
 export type BlockOutcome =
   | {
       kind: 'completed';
+      /** what is recorded (logs, context, events, the final output): secret values as *** */
       output: Record<string, unknown>;
+      /**
+       * The output as the block produced it, for the blocks downstream, when the execution has
+       * secrets (redaction may have changed it). Redaction is for what is recorded: the data a
+       * workflow computes on stays true, so an input or a response that happens to hold a secret's
+       * value is not altered under the blocks that read it.
+       */
+      live?: Record<string, unknown>;
       handles: string[];
       input: unknown;
       attempts: number;
@@ -92,7 +100,8 @@ function completed(run: BlockRunInput, result: BlockResult, input: unknown, atte
   const output = redactSecrets(result.output, secretValues) as Record<string, unknown>;
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
   const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: redactSecrets(result.attemptLog, secretValues) as unknown[] };
-  return { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
+  const live = secretValues.length === 0 ? {} : { live: result.output };
+  return { kind: 'completed', output, ...live, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
 }
 
 /**

@@ -42,6 +42,32 @@ describe('execution records', () => {
     expect(JSON.stringify(record)).not.to.contain('very-secret-1');
   });
 
+  it('redacts secrets in what it records, not in the data the blocks compute on', async () => {
+    const engine = testEngine(bus, { executions: store.executions, secrets: { KEY: 'hunter2' } });
+    const doc = {
+      id: 'wf-test',
+      name: 'test',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'a', type: 'sleep', name: 'a', config: { ms: 1, value: 'key={{KEY}}' } },
+        { id: 'par', type: 'parallel', name: 'par', config: { kind: 'collection', items: '<start.words>' } },
+        { id: 'echo', type: 'function', name: 'echo', parent: 'par', config: { code: 'return <parallel.item>' } },
+        { id: 'b', type: 'function', name: 'b', config: { code: 'return { n: <start.word>.length, m: <a.value>.length, r: <par.results>.map((x) => x.echo.result.length) }' } },
+      ],
+      connections: [{ from: 'start', to: 'a' }, { from: 'start', to: 'par' }, { from: 'a', to: 'b' }, { from: 'par', to: 'b' }],
+    };
+    // the input happens to hold the secret's value: blocks downstream must see it as it is
+    const { result } = await runWorkflow(engine, doc, { word: 'hunter2', words: ['hunter2', 'x'] });
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    expect(result.output).to.deep.equal({ result: { n: 7, m: 11, r: [7, 1] }, stdout: '' });
+    const record = await store.executions.get(result.id);
+    expect(record?.input).to.deep.equal({ word: '***', words: ['***', 'x'] });
+    const par = record?.logs.find((l) => l.blockId === 'par');
+    expect(par?.output).to.deep.equal({ results: [{ echo: { result: '***', stdout: '' } }, { echo: { result: 'x', stdout: '' } }] });
+    expect(JSON.stringify(record)).not.to.contain('hunter2');
+    expect(JSON.stringify(await store.executions.listEvents(result.id))).not.to.contain('hunter2');
+  });
+
   it('keeps the logs of a failed run, with running blocks marked cancelled', async () => {
     const engine = testEngine(bus, { executions: store.executions });
     const doc = wf(

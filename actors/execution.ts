@@ -87,8 +87,13 @@ function isFatal(ctx: ExecutionContext, e: Settled): boolean {
   return e.iteration === null && e.status === 'failed' && !e.errorHandled && ctx.workflow.blocks.has(e.blockId);
 }
 
+/**
+ * The first response block to complete ends the execution (SPEC §2), wherever it sits: one inside
+ * a loop or parallel ends it too, on its first iteration to get there. (A failure inside a
+ * container is the container's to decide; a response is not.)
+ */
 function isResponse(ctx: ExecutionContext, e: Settled): boolean {
-  return e.iteration === null && e.status === 'completed' && ctx.workflow.blocks.get(e.blockId)?.type === 'response';
+  return e.status === 'completed' && ctx.workflow.blocks.get(e.blockId)?.type === 'response';
 }
 
 /** Every running block listens on the execution's signal: many listeners are expected. */

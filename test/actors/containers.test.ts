@@ -56,6 +56,15 @@ forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
     }
   });
 
+  it('a response block inside a loop ends the execution on the first iteration that reaches it', async () => {
+    const d = around({ id: 'lp', type: 'loop', config: { kind: 'for', iterations: 3 } }, [{ id: 'r', type: 'response', config: { status: 201, data: { at: '<loop.index>' } } }]);
+    const { result, events } = await runWorkflow(testEngine(getBus()), d);
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    expect(result.response).to.deep.include({ status: 201, data: { at: 0 } });
+    const ran = events.flatMap((e) => (e.type === 'block.started' ? [e.data.blockId] : []));
+    expect(ran).to.deep.equal(['start', 'lp', 'r']);
+  });
+
   it('an empty collection skips the body and gives results: []', async () => {
     const probe = resetProbe();
     const d = around({ id: 'lp', type: 'loop', config: { kind: 'forEach', items: [] } }, [{ id: 'body', type: 'sleep', config: { ms: 0 } }]);

@@ -126,6 +126,16 @@ export function findSecretTokens(text: string): SecretToken[] {
   }));
 }
 
+/**
+ * True when `text` is exactly one reference candidate or one `{{NAME}}`: a value known only at
+ * run time, whatever type its field wants.
+ */
+export function isWholePlaceholder(text: string): boolean {
+  if (parseReference(text) !== null) return true;
+  const tokens = findSecretTokens(text);
+  return tokens.length === 1 && tokens[0]?.start === 0 && tokens[0].end === text.length;
+}
+
 export function secretPattern(): RegExp {
   return new RegExp(SECRET_SOURCE, 'g');
 }

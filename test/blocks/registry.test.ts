@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { blockTypeRegistry } from '../../src/blocks/index.js';
+import { validateWorkflow } from '../../src/model/validate.js';
+
+const registry = blockTypeRegistry();
+
+function docWith(blocks: Record<string, unknown>[]): unknown {
+  return {
+    name: 'typed fields',
+    blocks: [{ id: 's', type: 'starter', name: 'Start', config: {} }, ...blocks],
+    connections: blocks.filter((b) => b['parent'] === undefined).map((b) => ({ from: 's', to: b['id'] })),
+  };
+}
+
+const issuesOf = (doc: unknown): string[] => {
+  const result = validateWorkflow(doc, registry);
+  return result.ok ? [] : result.issues.map((i) => `${i.path}: ${i.message}`);
+};
+
+describe('blocks/registry: config validation with references (SPEC §1.2)', () => {
+  it('accepts a whole reference or {{SECRET}} in a field of any type: its value is checked at run time', () => {
+    const doc = docWith([
+      { id: 'api', type: 'api', name: 'Call', config: { url: '<start.url>', method: '<start.method>', timeoutMs: '<start.timeout>', retries: '{{RETRIES}}' } },
+      { id: 'lp', type: 'loop', name: 'Repeat', config: { kind: 'for', iterations: '<start.n>', maxIterations: '<start.max>' } },
+      { id: 'body', type: 'function', name: 'Body', parent: 'lp', config: { code: 'return 1' } },
+      { id: 'par', type: 'parallel', name: 'Fan', config: { kind: 'count', count: 2, concurrency: '<start.c>' } },
+      { id: 'leg', type: 'function', name: 'Leg', parent: 'par', config: { code: 'return 2' } },
+    ]);
+    expect(issuesOf(doc)).to.deep.equal([]);
+  });
+
+  it('still refuses a literal of the wrong type, and text that only contains a reference', () => {
+    const doc = docWith([
+      { id: 'api', type: 'api', name: 'Call', config: { url: 'https://example.com', method: 'FETCH', timeoutMs: 'soon' } },
+      { id: 'lp', type: 'loop', name: 'Repeat', config: { kind: 'for', iterations: 2, maxIterations: 'x<start.max>' } },
+      { id: 'body', type: 'function', name: 'Body', parent: 'lp', config: { code: 'return 1' } },
+    ]);
+    expect(issuesOf(doc).map((i) => i.split(':')[0])).to.deep.equal(['/blocks/1/config/method', '/blocks/1/config/timeoutMs', '/blocks/2/config/maxIterations']);
+  });
+
+  it('gives a condition its handles when a field of it is a reference', () => {
+    const doc = {
+      name: 'handles',
+      blocks: [
+        { id: 's', type: 'starter', name: 'Start', config: {} },
+        { id: 'c', type: 'condition', name: 'Check', config: { branches: [{ id: 'big', expression: '<start.n> > 3' }], else: '<start.fallback>' } },
+        { id: 'r', type: 'response', name: 'Reply', config: {} },
+      ],
+      connections: [{ from: 's', to: 'c' }, { from: 'c', to: 'r', handle: 'big' }],
+    };
+    expect(issuesOf(doc)).to.deep.equal([]);
+  });
+});

@@ -67,7 +67,7 @@ export class IsolatedVmSandbox implements Sandbox {
     const slot = await pool.acquire(limits.signal);
     try {
       const text = await this.execute(slot, kind, code, bindingsJson, limits);
-      return unwrap(kind, JSON.parse(text) as Envelope);
+      return unwrap(kind, JSON.parse(text) as Envelope, code);
     } catch (err) {
       // dispose() stops running calls by disposing their isolates: say so rather than "memory"
       if (this.disposed) throw new TroupeError('INTERNAL', 'the sandbox has been disposed', { cause: err });
@@ -172,15 +172,28 @@ function serializeBindings(kind: Kind, bindings: Record<string, unknown>): strin
   }
 }
 
-function unwrap(kind: Kind, envelope: Envelope): Envelope {
+function unwrap(kind: Kind, envelope: Envelope, code: string): Envelope {
   if (envelope.e === undefined) return envelope;
-  const { name, message, line } = envelope.e;
+  const { name, message } = envelope.e;
+  const line = userLine(envelope.e.line, code);
   const text = name === 'Error' || name === 'SerializationError' || name === 'BindingError' ? message : `${name}: ${message}`;
   const details: Record<string, unknown> = {};
   if (line !== undefined) details.line = line;
   if (envelope.o.length > 0) details.stdout = envelope.o.join('\n');
   const where = line === undefined ? '' : ` (line ${line})`;
   throw new TroupeError(userErrorCode(kind), `${text}${where}`, Object.keys(details).length > 0 ? { details } : {});
+}
+
+/**
+ * The line only when it is one of the user's: V8 sometimes places an error thrown by a one-line
+ * expression at the runner's call site (seen: "line 44" for `undefinedVar.x`), which is no line
+ * of theirs and would send them looking in the wrong place.
+ */
+function userLine(line: number | undefined, code: string): number | undefined {
+  if (line === undefined) return undefined;
+  let lines = 1;
+  for (let i = code.indexOf('\n'); i !== -1; i = code.indexOf('\n', i + 1)) lines += 1;
+  return line <= lines ? line : undefined;
 }
 
 function userErrorCode(kind: Kind): ErrorCode {

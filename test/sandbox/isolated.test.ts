@@ -207,6 +207,12 @@ describe('sandbox/isolated', function () {
       const err = await failure(sandbox.evaluate('missing.field', {}, limits));
       expect(err.code).to.equal('EXPRESSION_ERROR');
       expect(err.message).to.match(/ReferenceError: missing is not defined/);
+      // never a line the expression does not have (V8 may point at the runner's call site)
+      const line = (err.details as { line?: number } | undefined)?.line;
+      if (line !== undefined) expect(line).to.equal(1);
+      expect(err.message).to.not.match(/\(line (?!1\))\d+\)/);
+      const second = await failure(sandbox.evaluate('1 +\n nope', {}, limits));
+      expect(second.details).to.deep.include({ line: 2 });
       const syntax = await failure(sandbox.evaluate('1 +', {}, limits));
       expect(syntax.code).to.equal('EXPRESSION_ERROR');
     });

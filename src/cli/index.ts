@@ -33,13 +33,20 @@ async function main(argv: string[]): Promise<number> {
   return command(rest);
 }
 
+/** A validation failure's issues, one per line with its JSON path, as `troupe validate` prints them. */
+function issueLines(details: unknown): string {
+  const issues = (details as { issues?: unknown } | null | undefined)?.issues;
+  if (!Array.isArray(issues)) return '';
+  return issues.map((i: { path?: string; message?: string }) => `  ${i.path || '/'}: ${i.message ?? ''}\n`).join('');
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`troupe: ${err.message}\n`);
-    else if (isTroupeError(err)) process.stderr.write(`troupe: ${err.code}: ${err.message}\n`);
+    else if (isTroupeError(err)) process.stderr.write(`troupe: ${err.code}: ${err.message}\n${issueLines(err.details)}`);
     else process.stderr.write(`troupe: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   },

@@ -10,6 +10,28 @@ function label(name: string, type: string, iteration: { container: string; index
   return iteration === null ? `${name} (${type})` : `${name} (${type}) [${iteration.container} #${iteration.index}]`;
 }
 
+/**
+ * Blocks started and not ended yet. The run's end cancels whatever is still running without a
+ * block event (SPEC §4.2 names none for it), so the CLI says so itself once the run is over.
+ */
+export class RunningBlocks {
+  private readonly running = new Map<string, string>();
+
+  see(event: ExecutionEvent): void {
+    if (event.type === 'block.started') this.running.set(keyOf(event.data), label(event.data.blockName, event.data.blockType, event.data.iteration));
+    else if (event.type === 'block.completed' || event.type === 'block.failed' || event.type === 'block.skipped') this.running.delete(keyOf(event.data));
+  }
+
+  /** One line per block the run's end cut off. */
+  cancelledLines(): string[] {
+    return [...this.running.values()].map((name) => `■ ${name} cancelled`);
+  }
+}
+
+function keyOf(data: { blockId: string; iteration: { container: string; index: number } | null }): string {
+  return data.iteration === null ? data.blockId : `${data.blockId}@${data.iteration.container}#${data.iteration.index}`;
+}
+
 /** One line per block start and end: name, status, duration. */
 export function formatEvent(event: ExecutionEvent): string | null {
   switch (event.type) {

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -65,6 +66,45 @@ describe('troupe CLI: run and validate', function () {
     expect(r.stdout).to.contain('/blocks/1/name');
     expect(r.stdout).to.contain('/blocks/1/config/code');
     expect(troupe(['validate', 'examples/branching.json'], dir).code).to.equal(0);
+    // run refuses the same file with the same issues, not only their count
+    const run = troupe(['run', bad], dir);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.contain('INVALID_WORKFLOW');
+    expect(run.stderr).to.contain('/connections/0/to');
+    expect(run.stderr).to.contain('/blocks/1/config/code');
+  });
+
+  it('Ctrl-C cancels the run: the record says cancelled, the cut-off block is shown, exit code 130', async () => {
+    const slow = join(dir, 'slow.json');
+    writeFileSync(slow, JSON.stringify({
+      id: 'slow',
+      name: 'slow',
+      blocks: [
+        { id: 's', type: 'starter', name: 'Start', config: {} },
+        { id: 'f', type: 'function', name: 'Spin', config: { code: 'await new Promise(() => {}); return 1' } },
+      ],
+      connections: [{ from: 's', to: 'f' }],
+    }));
+    const data = mkdtempSync(join(tmpdir(), 'troupe-cli-sigint-'));
+    const child = spawn(process.execPath, ['bin/troupe.js', 'run', slow], { cwd: root, env: { ...process.env, TROUPE_DATA_DIR: data } });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    while (!stderr.includes('Spin (function) started')) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGINT');
+    expect(await exited).to.equal(130);
+    expect(stderr).to.contain('■ Spin (function) cancelled');
+    expect(stdout).to.match(/cancelled in \d+ ms/);
+    const store = openSqliteStore(join(data, 'troupe.db'));
+    try {
+      const { items } = await store.executions.list('slow', { limit: 10 });
+      expect(items.map((e) => e.status)).to.deep.equal(['cancelled']);
+    } finally {
+      await store.close();
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 
   it('rejects a bad setting naming the variable', () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
+import { hasPlaceholder } from '../model/ref-parse.js';
 import type { AttemptInfo, OutboundRequest, OutboundResult } from '../outbound/types.js';
 import type { BlockResult, BlockRunContext, BlockType } from './types.js';
 
@@ -24,8 +25,27 @@ const int = (min: number, max?: number) => {
   return max === undefined ? base : base.max(max);
 };
 
+/**
+ * A URL that is all literal text can be checked when the workflow is saved: it must be absolute
+ * http(s). One built from references or `{path}` parameters is checked once they are filled in
+ * (at run time the resolved URL comes through here again, and the client checks the final one).
+ */
+function literalUrlProblem(url: string): string | null {
+  if (hasPlaceholder(url) || url.includes('{')) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'url must be an absolute http or https URL';
+  }
+  return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? null : `url must be http or https, not ${parsed.protocol}`;
+}
+
 export const apiConfigSchema = z.object({
-  url: z.string().trim().min(1, 'url is required'),
+  url: z.string().trim().min(1, 'url is required').superRefine((url, ctx) => {
+    const problem = literalUrlProblem(url);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   method: z.preprocess(upper, z.enum(METHODS).default('GET')),
   pathParams: pairsSchema,
   params: pairsSchema,

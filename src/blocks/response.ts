@@ -1,15 +1,20 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
+import { hasPlaceholder } from '../model/ref-parse.js';
 import { keyValueEntries, keyValuesSchema } from './schemas.js';
 import type { BlockType } from './types.js';
 
 const STATUS_RULE = 'status must be an integer from 100 to 599';
+const NUMERIC = /^\s*\d+\s*$/;
 /** RFC 9110 token characters: anything else cannot be a header name. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export const responseConfigSchema = z.object({
-  // A string is a reference (resolved before run) or a numeric text such as "201".
-  status: z.union([z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE), z.string(), z.null()]).optional(),
+  // A string is a reference (resolved before run) or a numeric text such as "201"; the range of
+  // a numeric text is checked with the resolved value (responseStatus).
+  status: z
+    .union([z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE), z.string().refine((s) => NUMERIC.test(s) || hasPlaceholder(s), STATUS_RULE), z.null()])
+    .optional(),
   headers: keyValuesSchema.optional(),
   data: z.unknown().optional(),
 });
@@ -23,7 +28,7 @@ function invalid(message: string): TroupeError {
 /** The status after references resolved: a number, or a text holding one; 200 when absent. */
 export function responseStatus(status: unknown): number {
   if (status === undefined) return 200;
-  const n = typeof status === 'string' && /^\s*\d+\s*$/.test(status) ? Number(status) : status;
+  const n = typeof status === 'string' && NUMERIC.test(status) ? Number(status) : status;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 100 || n > 599) {
     throw invalid(`response ${STATUS_RULE}, got ${JSON.stringify(status) ?? String(status)}`);
   }

@@ -126,6 +126,11 @@ export function findSecretTokens(text: string): SecretToken[] {
   }));
 }
 
+/** True when `text` holds a reference candidate or a `{{NAME}}` anywhere: part of it is known only at run time. */
+export function hasPlaceholder(text: string): boolean {
+  return findReferences(text).length > 0 || findSecretTokens(text).length > 0;
+}
+
 /**
  * True when `text` is exactly one reference candidate or one `{{NAME}}`: a value known only at
  * run time, whatever type its field wants.

@@ -178,7 +178,8 @@ function parseConfig(run: ConfigSource, resolved: Record<string, unknown>): unkn
   const parsed = run.type.configSchema.safeParse(resolved);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => ({ path: '/' + i.path.map(String).join('/'), message: i.message }));
-  throw new TroupeError('INVALID_CONFIG', `block "${run.block.name}" has an invalid configuration after resolving references`, {
+  const said = issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join('; ');
+  throw new TroupeError('INVALID_CONFIG', `block "${run.block.name}" has an invalid configuration after resolving references (${said})`, {
     details: { issues },
   });
 }

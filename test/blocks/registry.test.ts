@@ -38,6 +38,22 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     expect(issuesOf(doc).map((i) => i.split(':')[0])).to.deep.equal(['/blocks/1/config/method', '/blocks/1/config/timeoutMs', '/blocks/2/config/maxIterations']);
   });
 
+  it('checks what is literal when the workflow is saved: an API URL, a response status', () => {
+    const doc = docWith([
+      { id: 'a', type: 'api', name: 'A', config: { url: 'not a url' } },
+      { id: 'b', type: 'api', name: 'B', config: { url: 'ftp://files.example.com/x' } },
+      { id: 'r', type: 'response', name: 'R', config: { status: 'abc' } },
+      { id: 'ok1', type: 'api', name: 'Ok1', config: { url: '<start.base>/items/{id}', pathParams: { id: 1 } } },
+      { id: 'ok2', type: 'api', name: 'Ok2', config: { url: 'https://api.example.com/users/{id}' } },
+      { id: 'ok3', type: 'response', name: 'Ok3', config: { status: '201' } },
+    ]);
+    expect(issuesOf(doc)).to.deep.equal([
+      '/blocks/1/config/url: url must be an absolute http or https URL',
+      '/blocks/2/config/url: url must be http or https, not ftp:',
+      '/blocks/3/config/status: status must be an integer from 100 to 599',
+    ]);
+  });
+
   it('gives a condition its handles when a field of it is a reference', () => {
     const doc = {
       name: 'handles',

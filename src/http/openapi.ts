@@ -26,6 +26,7 @@ function parameters(spec: RouteSpec): Json[] {
     const required = new Set((schema['required'] ?? []) as string[]);
     for (const [name, s] of Object.entries(props)) params.push({ name, in: 'query', required: required.has(name), schema: s });
   }
+  for (const h of spec.requestHeaders ?? []) params.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } });
   if (spec.auth === 'apiKey' || spec.auth === 'adminOrKey') {
     params.push({ name: 'X-API-Key', in: 'header', required: spec.auth === 'apiKey', schema: { type: 'string' } });
   }
@@ -36,6 +37,7 @@ function response(r: ResponseSpec): Json {
   const out: Json = { description: r.description };
   if (r.schema) out['content'] = { [r.contentType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') } };
   else if (r.contentType) out['content'] = { [r.contentType]: { schema: { type: 'string' } } };
+  for (const type of r.alsoContentTypes ?? []) out['content'] = { ...(out['content'] as Json | undefined), [type]: { schema: { type: 'string' } } };
   if (r.headers) {
     out['headers'] = Object.fromEntries(r.headers.map((h) => [h, { description: HEADER_DOCS[h] ?? h, schema: { type: 'string' } }]));
   }

@@ -17,6 +17,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** default application/json */
   contentType?: string;
+  /** other media types the same status may answer with, as text (stream mode: text/event-stream) */
+  alsoContentTypes?: readonly string[];
   headers?: readonly string[];
 }
 
@@ -30,6 +32,8 @@ export interface RouteSpec {
   tag: string;
   auth: AuthMode;
   query?: z.ZodObject;
+  /** request headers the route reads besides authentication (documented as header parameters) */
+  requestHeaders?: readonly { name: string; description: string }[];
   body?: { schema: z.ZodType; description?: string; required?: boolean };
   responses: Record<number, ResponseSpec>;
   handler: (ctx: Ctx) => Promise<void> | void;

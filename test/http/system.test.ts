@@ -74,9 +74,14 @@ describe('http: service routes', () => {
     expect(create.responses).to.include.keys('201', '401', '409', '413', '422');
     const history = doc.paths['/api/workflows/{id}/executions']!['get'] as { parameters: { name: string; in: string }[] };
     expect(history.parameters.map((p) => `${p.in}:${p.name}`)).to.include.members(['path:id', 'query:status', 'query:limit', 'query:cursor']);
-    const execute = doc.paths['/api/workflows/{workflowId}/execute']!['post'] as { responses: Record<string, unknown>; security: unknown };
+    const execute = doc.paths['/api/workflows/{workflowId}/execute']!['post'] as {
+      responses: Record<string, { content?: Record<string, unknown> }>; security: unknown; parameters: { name: string; in: string }[];
+    };
     expect(execute.responses).to.include.keys('200', '202', '400', '401', '403', '404', '413', '422', '429', '500', '503', '504');
     expect(execute.security).to.deep.equal([{ apiKey: [] }]);
+    // the three modes: JSON or an event stream, chosen by the body or by these headers
+    expect(execute.responses['200']?.content).to.have.keys('application/json', 'text/event-stream');
+    expect(execute.parameters.map((p) => `${p.in}:${p.name}`)).to.include.members(['header:X-Execution-Mode', 'header:Accept', 'header:X-API-Key']);
   });
 
   it('every spec path maps to a router path with the same parameters', () => {

@@ -82,7 +82,7 @@ function executionResponses(): Record<number, ResponseSpec> {
     200: {
       description: 'sync: the result envelope, or the status, headers and data set by a response block; stream: text/event-stream '
         + '(block.started, block.completed|block.failed|block.skipped, chunk, then done with the sync body)',
-      schema: syncResultSchema, headers: EXEC_HEADERS,
+      schema: syncResultSchema, headers: EXEC_HEADERS, alsoContentTypes: ['text/event-stream'],
     },
     202: { description: 'async: accepted, the record exists', schema: acceptedSchema, headers: [...EXEC_HEADERS, 'Location'] },
     400: errorResponse('invalid JSON or body (INVALID_JSON, INVALID_REQUEST)'),
@@ -93,6 +93,11 @@ function executionResponses(): Record<number, ResponseSpec> {
     504: { description: 'the execution exceeded its time limit (EXECUTION_TIMEOUT)', schema: syncResultSchema, headers: EXEC_HEADERS },
   };
 }
+
+const MODE_HEADERS = [
+  { name: 'X-Execution-Mode', description: '`async`: answer 202 at once (as `"async": true`)' },
+  { name: 'Accept', description: '`text/event-stream`: stream the execution as SSE (as `"stream": true`)' },
+] as const;
 
 const BODY_DOC = 'Either `{ "input": <any JSON>, "async"?: true, "stream"?: true }`, or any JSON without an `input` key, which is '
   + 'then the input itself (mode from the headers `X-Execution-Mode: async` and `Accept: text/event-stream`). Empty body: input `{}`.';
@@ -105,6 +110,7 @@ export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
       description: 'Errors in this order: 401 no key, 404 unknown workflow, 401 unknown or revoked key, 403 FORBIDDEN key of another '
         + 'workflow, 403 NOT_DEPLOYED, 400 INVALID_JSON, 429 RATE_LIMITED, then 422 INVALID_INPUT and 503 OVERLOADED.',
       body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
+      requestHeaders: MODE_HEADERS,
       responses: {
         ...executionResponses(),
         401: errorResponse('no, unknown or revoked API key (UNAUTHORIZED)'),
@@ -118,6 +124,7 @@ export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
       method: 'post', path: '/api/workflows/{id}/run', operationId: 'runWorkflow', tag: 'execute', auth: 'admin',
       summary: 'Manual trigger on the current version (deployed or not); body and answers as execute',
       body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
+      requestHeaders: MODE_HEADERS,
       responses: {
         ...executionResponses(),
         401: errorResponse('no or wrong admin token (UNAUTHORIZED)'),

@@ -1,8 +1,8 @@
 /**
  * The script that runs inside a fresh isolated-vm Context for every call, built around the user's
  * code: `runnerSource(kind, code)`. It is compiled once per isolate and code text (IsolateSlot
- * caches the Script), so repeated runs of a block only pay for the fresh context and the run. The user code becomes the body of an async function declared
- * first; the runner below it installs console and bindings, calls it, and serializes the outcome.
+ * caches the Script), so repeated runs of a block only pay for the fresh context and the run. The user code becomes the body of a parenthesized async
+ * function expression defined first; the runner below it installs console and bindings, calls it, and serializes the outcome.
  * Splicing (rather than `new AsyncFunction(code)` inside the context, which compiles again in
  * every fresh context) is what makes the Script cacheable. Code
  * that closes the function early only reaches its own call's runner locals (the context is
@@ -43,10 +43,13 @@ export function cachedRunnerSource(kind: RunnerKind, code: string): RunnerSource
 }
 
 export function runnerSource(kind: RunnerKind, code: string): RunnerSource {
-  // Line 1 holds the headers, so the user's line 1 is the script's line 2.
-  const head = `(function ($0) { delete globalThis.${ARGS_GLOBAL}; async function __troupeUser() {`;
+  // Line 1 holds the headers, so the user's line 1 is the script's line 2. The user function is a
+  // parenthesized expression: code with one closing brace too many (`return 1; } foo();`) is then
+  // a syntax error, as it would be on its own, instead of ending the function early and running
+  // the rest as runner code.
+  const head = `(function ($0) { delete globalThis.${ARGS_GLOBAL}; const __troupeUser = (async function () {`;
   const body = kind === 'expression' ? ' return (\n' + code.replace(/[\s;]+$/, '') + '\n);' : '\n' + code;
-  return { source: head + body + '\n}' + RUNNER_TAIL + `})(globalThis.${ARGS_GLOBAL});`, lineOffset: -1 };
+  return { source: head + body + '\n});' + RUNNER_TAIL + `})(globalThis.${ARGS_GLOBAL});`, lineOffset: -1 };
 }
 
 const RUNNER_TAIL = String.raw`

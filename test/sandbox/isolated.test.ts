@@ -111,6 +111,11 @@ describe('sandbox/isolated', function () {
       const syntax = await failure(sandbox.runFunction('let x = ;', {}, limits));
       expect(syntax.code).to.equal('FUNCTION_ERROR');
       expect(syntax.message).to.match(/^SyntaxError/);
+      // a closing brace too many is a syntax error, as on its own, not an early end of the function
+      for (const code of ['return ;;; } ; {', 'if (true) { return 1 } } return 2']) {
+        const extra = await failure(sandbox.runFunction(code, {}, limits));
+        expect(extra.message, code).to.match(/^SyntaxError/);
+      }
     });
 
     it('reports a thrown non-Error value', async () => {

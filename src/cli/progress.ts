@@ -44,7 +44,8 @@ export function formatEvent(event: ExecutionEvent): string | null {
       const status = event.type.slice('block.'.length);
       const duration = log.durationMs === null ? '' : ` in ${log.durationMs} ms`;
       const handled = log.errorHandled ? ' (error path taken)' : '';
-      const error = log.error ? ` — ${log.error.code}: ${log.error.message}` : '';
+      const line = typeof log.error?.['line'] === 'number' ? ` (line ${log.error['line']})` : '';
+      const error = log.error ? ` — ${log.error.code}: ${log.error.message}${line}` : '';
       return `${MARK[event.type] ?? '?'} ${label(log.blockName, log.blockType, log.iteration)} ${status}${duration}${handled}${error}`;
     }
     default:

@@ -147,8 +147,7 @@ async function compile(slot: IsolateSlot, kind: Kind, source: string, lineOffset
     const match = /\s*\[troupe-code\.js:(\d+):\d+\]$/.exec(err.message);
     const message = match === null ? err.message : err.message.slice(0, match.index);
     const details = match === null ? undefined : { line: Number(match[1]) };
-    const where = details === undefined ? '' : ` (line ${details.line})`;
-    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${message}${where}`, details === undefined ? {} : { details });
+    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${message}`, details === undefined ? {} : { details });
   }
 }
 
@@ -180,8 +179,9 @@ function unwrap(kind: Kind, envelope: Envelope, code: string): Envelope {
   const details: Record<string, unknown> = {};
   if (line !== undefined) details.line = line;
   if (envelope.o.length > 0) details.stdout = envelope.o.join('\n');
-  const where = line === undefined ? '' : ` (line ${line})`;
-  throw new TroupeError(userErrorCode(kind), `${text}${where}`, Object.keys(details).length > 0 ? { details } : {});
+  // the message is what the code threw, so `<block.error.message>` reads as the author wrote it;
+  // the line travels beside it (`error.line`)
+  throw new TroupeError(userErrorCode(kind), text, Object.keys(details).length > 0 ? { details } : {});
 }
 
 /**

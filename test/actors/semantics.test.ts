@@ -72,6 +72,16 @@ forEachBus('execution semantics (SPEC §2)', (getBus) => {
     expect(result.output).to.deep.equal({ result: 'nope', stdout: '' });
   });
 
+  it('a function that throws hands downstream its error as thrown: <block.error.message> is the message', async () => {
+    const doc = wf(
+      [['start', 'starter'], ['bad', 'function', { code: "throw new Error('kaput')" }], ['recover', 'function', { code: 'return { message: <bad.error.message>, code: <bad.error.code> }' }]],
+      [['start', 'bad'], ['bad', 'recover', 'error']],
+    );
+    const { result } = await runWorkflow(testEngine(getBus()), doc);
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    expect(result.output).to.deep.equal({ result: { message: 'kaput', code: 'FUNCTION_ERROR' }, stdout: '' });
+  });
+
   it('a failure without an error connection fails the run and keeps the earlier logs', async () => {
     const probe = resetProbe();
     const doc = wf(

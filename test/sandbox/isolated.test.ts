@@ -107,7 +107,8 @@ describe('sandbox/isolated', function () {
     it('reports runtime type errors and syntax errors as FUNCTION_ERROR', async () => {
       const typeError = await failure(sandbox.runFunction('const a = null;\n\nreturn a.b;', {}, limits));
       expect(typeError.code).to.equal('FUNCTION_ERROR');
-      expect(typeError.message).to.match(/^TypeError: .*\(line 3\)$/);
+      expect(typeError.message).to.match(/^TypeError: /);
+      expect(typeError.details).to.deep.include({ line: 3 });
       const syntax = await failure(sandbox.runFunction('let x = ;', {}, limits));
       expect(syntax.code).to.equal('FUNCTION_ERROR');
       expect(syntax.message).to.match(/^SyntaxError/);
@@ -215,7 +216,7 @@ describe('sandbox/isolated', function () {
       // never a line the expression does not have (V8 may point at the runner's call site)
       const line = (err.details as { line?: number } | undefined)?.line;
       if (line !== undefined) expect(line).to.equal(1);
-      expect(err.message).to.not.match(/\(line (?!1\))\d+\)/);
+      expect(err.message).to.equal('ReferenceError: missing is not defined');
       const second = await failure(sandbox.evaluate('1 +\n nope', {}, limits));
       expect(second.details).to.deep.include({ line: 2 });
       const syntax = await failure(sandbox.evaluate('1 +', {}, limits));

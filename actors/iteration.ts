@@ -68,7 +68,7 @@ export function spawnIteration(
       ...owner,
       scopeKey,
       block,
-      iteration: { container: owner.block.id, index },
+      iteration: owner.iteration === null ? { container: owner.block.id, index } : { container: owner.block.id, index, outer: owner.iteration },
       known: owner.known ?? {},
       report: spawn.report,
       signal: spawn.signal,

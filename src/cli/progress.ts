@@ -1,4 +1,5 @@
-import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
+import { logKey } from '../runtime/execution-state.js';
+import type { ExecutionEvent, ExecutionResult, IterationRef } from '../runtime/types.js';
 
 const MARK: Record<string, string> = {
   'block.completed': '✔',
@@ -6,8 +7,11 @@ const MARK: Record<string, string> = {
   'block.skipped': '·',
 };
 
-function label(name: string, type: string, iteration: { container: string; index: number } | null): string {
-  return iteration === null ? `${name} (${type})` : `${name} (${type}) [${iteration.container} #${iteration.index}]`;
+function label(name: string, type: string, iteration: IterationRef | null): string {
+  if (iteration === null) return `${name} (${type})`;
+  const path: string[] = [];
+  for (let at: IterationRef | undefined = iteration; at !== undefined; at = at.outer) path.unshift(`${at.container} #${at.index}`);
+  return `${name} (${type}) [${path.join(' › ')}]`;
 }
 
 /**
@@ -28,8 +32,8 @@ export class RunningBlocks {
   }
 }
 
-function keyOf(data: { blockId: string; iteration: { container: string; index: number } | null }): string {
-  return data.iteration === null ? data.blockId : `${data.blockId}@${data.iteration.container}#${data.iteration.index}`;
+function keyOf(data: { blockId: string; iteration: IterationRef | null }): string {
+  return logKey(data.blockId, data.iteration);
 }
 
 /** One line per block start and end: name, status, duration. */

@@ -119,7 +119,9 @@ export function nextIterationState(current: IterationState | undefined, e: Itera
 }
 
 export function logKey(blockId: string, iteration: IterationRef | null): string {
-  return iteration === null ? blockId : `${blockId}@${iteration.container}#${iteration.index}`;
+  let key = blockId;
+  for (let at: IterationRef | undefined = iteration ?? undefined; at !== undefined; at = at.outer) key += `@${at.container}#${at.index}`;
+  return key;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -1,4 +1,5 @@
 import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, ExecutionEvent as StoredEvent } from '../store/types.js';
+import { logKey } from './execution-state.js';
 import type { BlockLogEntry } from './types.js';
 
 interface Waiter {
@@ -40,7 +41,7 @@ export class BoundaryPersister {
   }
 
   log(executionId: string, log: BlockLogEntry): void {
-    const key = log.iteration === null ? log.blockId : `${log.blockId}@${log.iteration.container}#${log.iteration.index}`;
+    const key = logKey(log.blockId, log.iteration);
     this.entry(executionId).logs.set(key, log);
     this.schedule();
   }

@@ -23,9 +23,15 @@ export interface RuntimeDeps {
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 export type BlockStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
+/**
+ * Which iteration a block ran in: the innermost container and its index, and, inside a nested
+ * container, the iteration of the container around it (`outer`), so that the same block in
+ * outer iteration 0 and outer iteration 1 has two logs, not one.
+ */
 export interface IterationRef {
   container: string;
   index: number;
+  outer?: IterationRef;
 }
 
 /** One block log (SPEC §4.2): the store's shape, with the runtime's narrower field types. */

@@ -68,6 +68,29 @@ describe('execution records', () => {
     expect(JSON.stringify(await store.executions.listEvents(result.id))).not.to.contain('hunter2');
   });
 
+  it('keeps one log per iteration of a nested container, each naming its whole iteration path', async () => {
+    const engine = testEngine(bus, { executions: store.executions });
+    const doc = {
+      id: 'wf-test',
+      name: 'test',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'outer', type: 'parallel', name: 'outer', config: { kind: 'count', count: 2 } },
+        { id: 'inner', type: 'loop', name: 'inner', parent: 'outer', config: { kind: 'for', iterations: 2 } },
+        { id: 'cell', type: 'function', name: 'cell', parent: 'inner', config: { code: 'return <parallel.index> * 10 + <loop.index>' } },
+      ],
+      connections: [{ from: 'start', to: 'outer' }],
+    };
+    const { result } = await runWorkflow(engine, doc);
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    const record = await store.executions.get(result.id);
+    const cells = (record?.logs ?? []).filter((l) => l.blockId === 'cell');
+    const seen = cells.map((l) => [(l.iteration as { outer: { index: number } }).outer.index, (l.iteration as { index: number }).index, (l.output as { result: number }).result]);
+    expect(seen.sort()).to.deep.equal([[0, 0, 0], [0, 1, 1], [1, 0, 10], [1, 1, 11]]);
+    expect(cells[0]?.iteration).to.deep.include({ container: 'inner', outer: { container: 'outer', index: (cells[0]?.iteration as { outer: { index: number } }).outer.index } });
+    expect(record?.logs.filter((l) => l.blockId === 'inner')).to.have.length(2);
+  });
+
   it('keeps the logs of a failed run, with running blocks marked cancelled', async () => {
     const engine = testEngine(bus, { executions: store.executions });
     const doc = wf(

@@ -74,16 +74,21 @@ export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOu
   };
 }
 
-/** A container's end as a block outcome: `{ results }` on success, its first failure otherwise. */
+/**
+ * A container's end as a block outcome: `{ results }` on success, its first failure otherwise.
+ * A container computes on live values (its items, its condition's bindings), so its own errors
+ * may quote a secret: they are redacted here like any block's.
+ */
 export function containerOutcome(ctx: BlockContext, output: ContainerOutput, prepareError: unknown): BlockOutcome {
   const input = ctx.prepared !== null && 'recorded' in ctx.prepared ? ctx.prepared.recorded : null;
-  if (prepareError !== null) return { kind: 'failed', error: errorInfo(prepareError), input, attempts: 1 };
+  const secretValues = redactionValues(ctx.run.secrets);
+  const recordedError = (error: ErrorInfo): ErrorInfo => redactSecrets(error, secretValues) as ErrorInfo;
+  if (prepareError !== null) return { kind: 'failed', error: recordedError(errorInfo(prepareError)), input, attempts: 1 };
   if (!output.ok) {
-    return { kind: 'failed', error: output.error ?? { code: 'INTERNAL', message: 'container failed' }, input, attempts: 1 };
+    return { kind: 'failed', error: recordedError(output.error ?? { code: 'INTERNAL', message: 'container failed' }), input, attempts: 1 };
   }
   // the results hold the children's live outputs: recorded redacted, passed on as they are
   const live = { results: output.results };
-  const secretValues = redactionValues(ctx.run.secrets);
   if (secretValues.length === 0) return { kind: 'completed', output: live, handles: ['success'], input, attempts: 1, errorHandled: false };
   const recorded = redactSecrets(live, secretValues) as Record<string, unknown>;
   return { kind: 'completed', output: recorded, live, handles: ['success'], input, attempts: 1, errorHandled: false };

@@ -9,6 +9,7 @@ import { inboxKey } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
 import type { BlockActorInput } from './block.js';
 import type { BlockReport } from './messages.js';
+import type { IterationRef } from '../src/runtime/types.js';
 
 /** What a container actor (loop or parallel) gets from the block actor of its container block. */
 export interface ContainerActorInput {
@@ -35,7 +36,18 @@ export interface IterationProgress {
 
 export type ContainerEvent =
   | BlockReport
-  | { type: 'CONTAINER.ITERATION'; containerId: string; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
+  | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
+
+/**
+ * Tells the execution an iteration started or finished. A nested container names the iteration
+ * it runs in (`outer`), so each of its runs keeps its own state in the execution context.
+ */
+export function reportIteration(owner: BlockActorInput, index: number, total: number | null, result?: unknown): void {
+  const outer = owner.iteration === null ? {} : { outer: owner.iteration };
+  const phase = result === undefined ? 'started' : 'finished';
+  const recorded = result === undefined ? {} : { result: recordedResult(owner, result) };
+  owner.report({ type: 'CONTAINER.ITERATION', containerId: owner.block.id, ...outer, index, phase, total, ...recorded });
+}
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
@@ -107,6 +119,16 @@ export function childController(parent: AbortSignal): AbortController {
 /** A report from one of this container's own children (nested containers' reports pass through). */
 export function isOwnChild(owner: BlockActorInput, event: Settled): boolean {
   return event.iteration !== null && event.iteration.container === owner.block.id;
+}
+
+/**
+ * A response block of this container completed: the execution ends with it (SPEC §2). The
+ * execution hears of it only after the current turn (reports are applied once per turn), so the
+ * container must not go on meanwhile: it passes the report up and halts (no next iteration or
+ * branch; its running children are stopped), and the execution's end then stops it.
+ */
+export function isResponseChild(owner: BlockActorInput, event: Settled): boolean {
+  return event.status === 'completed' && owner.workflow.blocks.get(event.blockId)?.type === 'response';
 }
 
 /** A child failure that no error connection handled fails the container. */

@@ -5,7 +5,8 @@ import { bindCode, type IterationScope, type ReferenceScope } from '../src/model
 import {
   childController,
   childFailure,
-  recordedResult,
+  isResponseChild,
+  reportIteration,
   routeReports,
   settleChild,
   spawnIteration,
@@ -134,7 +135,7 @@ export const loopMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => {
         const index = context.done;
         const parallel = context.owner.parallel;
-        enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'started', total: context.total }));
+        enqueue(() => reportIteration(context.owner, index, context.total));
         if (context.owner.block.children.length === 0) {
           // an empty body still counts as an iteration, with an empty result
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
@@ -148,6 +149,11 @@ export const loopMachine = setup({
         // only settles of this container's own children arrive here (routeReports)
         'BLOCK.SETTLED': [
           {
+            guard: ({ context, event }) => isResponseChild(context.owner, event),
+            target: 'responded',
+            actions: ({ context, event }) => context.owner.report(event),
+          },
+          {
             guard: ({ event }) => childFailure(event) !== null,
             target: 'failed',
             actions: [({ context, event }) => context.owner.report(event), assign({ error: ({ event }) => childFailure(event) })],
@@ -160,7 +166,7 @@ export const loopMachine = setup({
               enqueue.assign({ progress: settled.progress });
               if (settled.result === null) return;
               context.owner.group.stop(settled.progress.keys);
-              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index: context.done, phase: 'finished', total: context.total, result: recordedResult(context.owner, settled.result) }));
+              enqueue(() => reportIteration(context.owner, context.done, context.total, settled.result));
               enqueue.assign({
                 results: [...context.results, settled.result],
                 lastOutputs: Object.fromEntries(settled.progress.outputs),
@@ -173,6 +179,8 @@ export const loopMachine = setup({
       },
       always: { guard: ({ context }) => context.progress === null, target: 'deciding' },
     },
+    // not final: a final state would settle the loop block; the execution's end stops it
+    responded: { entry: ({ context }) => endLoop(context) },
     finished: { type: 'final', entry: ({ context }) => endLoop(context) },
     failed: { type: 'final', entry: ({ context }) => endLoop(context) },
   },

@@ -4,7 +4,8 @@ import { branchesToStart, collectionItems, countOf } from '../src/model/iteratio
 import {
   childController,
   childFailure,
-  recordedResult,
+  isResponseChild,
+  reportIteration,
   routeReports,
   settleChild,
   spawnIteration,
@@ -57,7 +58,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   let finished = ctx.finished;
   const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), signal: ctx.controller.signal };
   for (const index of indexes) {
-    enqueue(() => ctx.owner.report({ type: 'CONTAINER.ITERATION', containerId: ctx.owner.block.id, index, phase: 'started', total: ctx.total }));
+    enqueue(() => reportIteration(ctx.owner, index, ctx.total));
     if (ctx.owner.block.children.length === 0) {
       results[index] = {};
       finished += 1;
@@ -105,6 +106,11 @@ export const parallelMachine = setup({
         // only settles of this container's own children arrive here (routeReports)
         'BLOCK.SETTLED': [
           {
+            guard: ({ context, event }) => isResponseChild(context.owner, event),
+            target: 'responded',
+            actions: ({ context, event }) => context.owner.report(event),
+          },
+          {
             guard: ({ event }) => childFailure(event) !== null,
             target: 'failed',
             actions: [({ context, event }) => context.owner.report(event), assign({ error: ({ event }) => childFailure(event) })],
@@ -126,7 +132,7 @@ export const parallelMachine = setup({
               context.owner.group.stop(progress.keys);
               const results = [...context.results];
               results[index] = settled.result;
-              enqueue(() => context.owner.report({ type: 'CONTAINER.ITERATION', containerId: context.owner.block.id, index, phase: 'finished', total: context.total, result: recordedResult(context.owner, settled.result) }));
+              enqueue(() => reportIteration(context.owner, index, context.total, settled.result));
               const next = { ...context, running, results, finished: context.finished + 1 };
               enqueue.assign({ running, results, finished: next.finished });
               startBranches(next, enqueue as unknown as Enqueue, self);
@@ -135,6 +141,8 @@ export const parallelMachine = setup({
         ],
       },
     },
+    // not final: a final state would settle the parallel block; the execution's end stops it
+    responded: { entry: ({ context }) => endParallel(context) },
     finished: { type: 'final', entry: ({ context }) => endParallel(context) },
     failed: { type: 'final', entry: ({ context }) => endParallel(context) },
   },

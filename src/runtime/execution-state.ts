@@ -68,7 +68,9 @@ export class ExecutionLedger {
   }
 
   iteration(e: IterationEvent): void {
-    this.iterations[e.containerId] = nextIterationState(this.iterations[e.containerId], e);
+    // a nested container's state is kept per enclosing iteration: `inner@outer#1`
+    const key = logKey(e.containerId, e.outer ?? null);
+    this.iterations[key] = nextIterationState(this.iterations[key], e);
   }
 
   /**
@@ -102,6 +104,8 @@ export class ExecutionLedger {
 
 export interface IterationEvent {
   containerId: string;
+  /** the iteration the container itself runs in, when it is nested */
+  outer?: IterationRef;
   index: number;
   phase: 'started' | 'finished';
   total: number | null;

@@ -65,6 +65,23 @@ forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
     expect(ran).to.deep.equal(['start', 'lp', 'r']);
   });
 
+  it('nothing more runs in a loop or parallel once a response inside it completed', async () => {
+    for (const container of [
+      { id: 'lp', type: 'loop', config: { kind: 'for', iterations: 3 } },
+      { id: 'lp', type: 'parallel', config: { kind: 'count', count: 3, concurrency: 1 } },
+    ]) {
+      const probe = resetProbe();
+      const d = around(container, [
+        { id: 'side', type: 'sleep', config: { ms: 0 } },
+        { id: 'r', type: 'response', config: { data: 'done' } },
+      ], [['side', 'r']]);
+      const { result } = await runWorkflow(testEngine(getBus()), d);
+      expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+      expect(result.response).to.deep.include({ data: 'done' });
+      expect(probe.runs['side'], container.type).to.equal(1);
+    }
+  });
+
   it('an empty collection skips the body and gives results: []', async () => {
     const probe = resetProbe();
     const d = around({ id: 'lp', type: 'loop', config: { kind: 'forEach', items: [] } }, [{ id: 'body', type: 'sleep', config: { ms: 0 } }]);

@@ -68,6 +68,31 @@ describe('execution records', () => {
     expect(JSON.stringify(await store.executions.listEvents(result.id))).not.to.contain('hunter2');
   });
 
+  it('redacts a container error that quotes a secret value it computed on', async () => {
+    const engine = testEngine(bus, { executions: store.executions, secrets: { KEY: 'hunter2' } });
+    const doc = {
+      id: 'wf-test',
+      name: 'test',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'a', type: 'sleep', name: 'a', config: { ms: 1, value: '{{KEY}}' } },
+        { id: 'lp', type: 'loop', name: 'lp', config: { kind: 'for', iterations: '<start.word>' } },
+        { id: 'body', type: 'function', name: 'body', parent: 'lp', config: { code: 'return 1' } },
+        { id: 'wl', type: 'loop', name: 'wl', config: { kind: 'while', condition: 'JSON.parse(<start.word>)' } },
+        { id: 'body2', type: 'function', name: 'body2', parent: 'wl', config: { code: 'return 1' } },
+        { id: 'handled', type: 'function', name: 'handled', config: { code: 'return <lp.error.message>.length' } },
+      ],
+      connections: [{ from: 'start', to: 'a' }, { from: 'start', to: 'lp' }, { from: 'start', to: 'wl' }, { from: 'lp', to: 'handled', handle: 'error' }, { from: 'wl', to: 'handled', handle: 'error' }],
+    };
+    const { result } = await runWorkflow(engine, doc, { word: 'hunter2' });
+    const record = await store.executions.get(result.id);
+    const errors = (record?.logs ?? []).filter((l) => l.blockId === 'lp' || l.blockId === 'wl').map((l) => (l.error as { message?: string } | null)?.message ?? '');
+    expect(errors).to.have.length(2);
+    for (const message of errors) expect(message).to.contain('***');
+    expect(JSON.stringify(record)).not.to.contain('hunter2');
+    expect(JSON.stringify(await store.executions.listEvents(result.id))).not.to.contain('hunter2');
+  });
+
   it('keeps one log per iteration of a nested container, each naming its whole iteration path', async () => {
     const engine = testEngine(bus, { executions: store.executions });
     const doc = {
@@ -89,6 +114,10 @@ describe('execution records', () => {
     expect(seen.sort()).to.deep.equal([[0, 0, 0], [0, 1, 1], [1, 0, 10], [1, 1, 11]]);
     expect(cells[0]?.iteration).to.deep.include({ container: 'inner', outer: { container: 'outer', index: (cells[0]?.iteration as { outer: { index: number } }).outer.index } });
     expect(record?.logs.filter((l) => l.blockId === 'inner')).to.have.length(2);
+    // and the inner loop's iteration state is kept per outer iteration
+    const iterations = (record?.context as { iterations: Record<string, { finished: number }> }).iterations;
+    expect(Object.keys(iterations).sort()).to.deep.equal(['inner@outer#0', 'inner@outer#1', 'outer']);
+    expect(iterations['inner@outer#1']?.finished).to.equal(2);
   });
 
   it('keeps the logs of a failed run, with running blocks marked cancelled', async () => {

@@ -31,10 +31,11 @@ const int = (min: number, max?: number) => {
  * (at run time the resolved URL comes through here again, and the client checks the final one).
  */
 function literalUrlProblem(url: string): string | null {
-  if (hasPlaceholder(url) || url.includes('{')) return null;
+  if (hasPlaceholder(url)) return null;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    // a `{name}` path parameter stands for one segment: check the URL around it
+    parsed = new URL(url.replace(/\{[^{}/]*\}/g, 'p'));
   } catch {
     return 'url must be an absolute http or https URL';
   }

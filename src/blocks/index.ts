@@ -8,7 +8,7 @@ import { loopBlock } from './loop.js';
 import { parallelBlock } from './parallel.js';
 import { responseBlock } from './response.js';
 import { routerBlock } from './router.js';
-import { zodIssues } from './schemas.js';
+import { toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
 import type { AnyBlockType } from './types.js';
 
@@ -39,12 +39,32 @@ export function blockTypeRegistry(types: Readonly<Record<string, AnyBlockType>> 
  * the resolved config is checked against the schema again (INVALID_CONFIG). Validation does not
  * hold the placeholder's text against its field's type: any string may hold a reference (SPEC
  * §1.2), so `"timeoutMs": "<start.timeout>"` is as valid as `"status": "<api.status>"`.
+ *
+ * That leniency holds only where the config stands without the value (an optional field, or one
+ * with a default): a field the config cannot do without (a loop's `kind`, a condition's branch
+ * ids, its `branches`) is structure, needed now, and keeps its issue. The starter gets none: its
+ * config is read unresolved, before the run, to check the input (422 INVALID_INPUT).
  */
-function knownNow(config: unknown, issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
-  return issues.filter((issue) => {
-    const value = valueAt(config, issue.path);
-    return !(typeof value === 'string' && isWholePlaceholder(value));
-  });
+interface Judged {
+  issues: z.core.$ZodIssue[];
+  /** the parsed config (defaults standing in for run-time values), when it is acceptable */
+  data?: unknown;
+}
+
+function judgeConfig(type: AnyBlockType, config: unknown): Judged {
+  const parsed = type.configSchema.safeParse(config);
+  if (parsed.success) return { issues: [], data: parsed.data };
+  const runTime = type.type === 'starter' ? [] : parsed.error.issues.filter((i) => isRunTimeValue(valueAt(config, i.path)));
+  if (runTime.length === 0) return { issues: parsed.error.issues };
+  const reparsed = type.configSchema.safeParse(withoutValuesAt(config, runTime));
+  if (reparsed.success) return { issues: [], data: reparsed.data };
+  // where the config cannot do without the value, its own issue says what the field needs
+  const original = new Map(runTime.map((i) => [toPointer(i.path), i]));
+  return { issues: reparsed.error.issues.map((i) => original.get(toPointer(i.path)) ?? i) };
+}
+
+function isRunTimeValue(value: unknown): boolean {
+  return typeof value === 'string' && isWholePlaceholder(value.trim());
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
@@ -56,8 +76,8 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   return at;
 }
 
-/** The config without the run-time values the schema refused, so its defaults stand in for them. */
-function withoutRunTimeValues(config: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+/** The config without the values at these issues' paths, so defaults can stand in for them. */
+function withoutValuesAt(config: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
   const copy = structuredClone(config);
   for (const issue of issues) {
     const parent = valueAt(copy, issue.path.slice(0, -1));
@@ -69,18 +89,11 @@ function withoutRunTimeValues(config: unknown, issues: readonly z.core.$ZodIssue
 
 function blockTypeInfo(type: AnyBlockType): BlockTypeInfo {
   const info: BlockTypeInfo = {
-    validateConfig(config) {
-      const parsed = type.configSchema.safeParse(config);
-      if (parsed.success) return [];
-      return zodIssues(new z.ZodError(knownNow(config, parsed.error.issues)));
-    },
+    validateConfig: (config) => zodIssues(new z.ZodError(judgeConfig(type, config).issues)),
     handles(config) {
       // handles() expects a parsed config (defaults applied); an invalid one has none to offer
-      const parsed = type.configSchema.safeParse(config);
-      if (parsed.success) return type.handles(parsed.data);
-      if (knownNow(config, parsed.error.issues).length > 0) return [];
-      const reparsed = type.configSchema.safeParse(withoutRunTimeValues(config, parsed.error.issues));
-      return reparsed.success ? type.handles(reparsed.data) : [];
+      const judged = judgeConfig(type, config);
+      return judged.data === undefined ? [] : type.handles(judged.data as Parameters<typeof type.handles>[0]);
     },
   };
   if (type.codeFields !== undefined) info.codeFields = type.codeFields;

@@ -6,6 +6,13 @@ import type { BlockType } from './types.js';
 
 const STATUS_RULE = 'status must be an integer from 100 to 599';
 const NUMERIC = /^\s*\d+\s*$/;
+
+/** Status text: digits in range, or something a reference fills in at run time. */
+function statusText(text: string): boolean {
+  if (hasPlaceholder(text)) return true;
+  const n = Number(text);
+  return NUMERIC.test(text) && n >= 100 && n <= 599;
+}
 /** RFC 9110 token characters: anything else cannot be a header name. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -13,7 +20,7 @@ export const responseConfigSchema = z.object({
   // A string is a reference (resolved before run) or a numeric text such as "201"; the range of
   // a numeric text is checked with the resolved value (responseStatus).
   status: z
-    .union([z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE), z.string().refine((s) => NUMERIC.test(s) || hasPlaceholder(s), STATUS_RULE), z.null()])
+    .union([z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE), z.string().refine(statusText, STATUS_RULE), z.null()])
     .optional(),
   headers: keyValuesSchema.optional(),
   data: z.unknown().optional(),

@@ -1,9 +1,17 @@
 /** Small zod helpers shared by block config schemas. */
 import { z } from 'zod';
 import type { ValidationIssue } from '../errors.js';
+import { hasPlaceholder } from '../model/ref-parse.js';
 
-/** An out-handle id chosen by the author (condition branch, router route). */
-export const handleIdSchema = z.string().min(1, 'an id is required').max(128, 'an id is at most 128 characters');
+/**
+ * An out-handle id chosen by the author (condition branch, router route). Connections name it,
+ * so it is literal: a reference or `{{NAME}}` in it would change it at run time.
+ */
+export const handleIdSchema = z
+  .string()
+  .min(1, 'an id is required')
+  .max(128, 'an id is at most 128 characters')
+  .refine((id) => !hasPlaceholder(id), 'an id is literal text: it cannot hold a reference or {{NAME}}');
 
 /** Adds an issue for every id that repeats one before it or uses a reserved handle name. */
 export function checkHandleIds(

@@ -1,6 +1,8 @@
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
 import { openRuntime } from '../main.js';
+import type { ExecutionResult } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { readJsonFile, parseJson } from './files.js';
 import { formatEvent, formatResult, RunningBlocks } from './progress.js';
@@ -24,6 +26,8 @@ export async function runCommand(args: string[]): Promise<number> {
     const { def, compiled } = loadWorkflow(doc, runtime.registry);
     const quiet = values.json === true;
     const progress = new RunningBlocks();
+    // installed before the start: a signal while the record is being written still cancels
+    const interrupt = new Interrupt();
     const handle = await runtime.engine.start(
       compiled,
       {
@@ -38,12 +42,14 @@ export async function runCommand(args: string[]): Promise<number> {
         const line = formatEvent(event);
         if (line !== null && !quiet) process.stderr.write(line + '\n');
       },
-    );
-    const interrupted = cancelOnSignals(() => handle.cancel());
-    const result = await handle.done.finally(interrupted.stop);
+    ).catch((err: unknown) => {
+      interrupt.stop();
+      throw err;
+    });
+    const result = await interrupt.cancels(handle);
     if (!quiet) for (const line of progress.cancelledLines()) process.stderr.write(line + '\n');
     process.stdout.write(quiet ? JSON.stringify(result) + '\n' : formatResult(result));
-    if (interrupted.received) return 130;
+    if (result.status === 'cancelled' && interrupt.signal !== null) return 128 + (os.constants.signals[interrupt.signal] ?? 2);
     return result.status === 'completed' ? 0 : 1;
   } finally {
     await runtime.close();
@@ -51,25 +57,40 @@ export async function runCommand(args: string[]): Promise<number> {
 }
 
 /**
- * Ctrl-C (or SIGTERM) cancels the run, which is then recorded `cancelled` like any cancel,
- * instead of leaving its record `running`; the exit code is then 130. A second one, once the
- * handlers are gone, ends the process as usual.
+ * Ctrl-C (SIGINT) or SIGTERM cancels the run, which is then recorded `cancelled` like any cancel
+ * instead of staying `running`, and the exit code says which signal (130, 143). The first one
+ * removes the handlers, so a second one ends the process as usual.
  */
-function cancelOnSignals(cancel: () => void): { readonly received: boolean; stop(): void } {
-  const state = { received: false };
-  const onSignal = (): void => {
-    state.received = true;
-    cancel();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  return {
-    get received() {
-      return state.received;
-    },
-    stop: () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
+class Interrupt {
+  signal: 'SIGINT' | 'SIGTERM' | null = null;
+  private cancel: (() => void) | null = null;
+  private readonly onInt = (): void => this.received('SIGINT');
+  private readonly onTerm = (): void => this.received('SIGTERM');
+
+  constructor() {
+    process.once('SIGINT', this.onInt);
+    process.once('SIGTERM', this.onTerm);
+  }
+
+  /** Waits for the run, cancelling it on a signal (at once if one came while it was starting). */
+  async cancels(handle: { done: Promise<ExecutionResult>; cancel(): void }): Promise<ExecutionResult> {
+    this.cancel = () => handle.cancel();
+    if (this.signal !== null) handle.cancel();
+    try {
+      return await handle.done;
+    } finally {
+      this.stop();
+    }
+  }
+
+  stop(): void {
+    process.off('SIGINT', this.onInt);
+    process.off('SIGTERM', this.onTerm);
+  }
+
+  private received(signal: 'SIGINT' | 'SIGTERM'): void {
+    this.signal = signal;
+    this.stop();
+    this.cancel?.();
+  }
 }

@@ -83,7 +83,7 @@ export class IsolatedVmSandbox implements Sandbox {
     const { source, lineOffset } = cachedRunnerSource(kind, code);
     let context: Context | undefined;
     try {
-      const script = await compile(slot, kind, source, lineOffset, limits);
+      const script = await compile(slot, kind, { source, lineOffset, code }, limits);
       context = await slot.takeContext();
       if (limits.signal?.aborted === true) throw cancelled();
       // Not a synchronous set: that takes the isolate lock on the host thread, which measurably
@@ -138,16 +138,16 @@ export class IsolatedVmSandbox implements Sandbox {
   }
 }
 
-async function compile(slot: IsolateSlot, kind: Kind, source: string, lineOffset: number, limits: SandboxLimits): Promise<Script> {
+async function compile(slot: IsolateSlot, kind: Kind, built: { source: string; lineOffset: number; code: string }, limits: SandboxLimits): Promise<Script> {
   try {
-    return await slot.script(source, CODE_FILENAME, lineOffset);
+    return await slot.script(built.source, CODE_FILENAME, built.lineOffset);
   } catch (err) {
     if (!(err instanceof SyntaxError)) throw translate(kind, err, slot, limits);
     // isolated-vm appends " [file:line:column]" to compile errors
     const match = /\s*\[troupe-code\.js:(\d+):\d+\]$/.exec(err.message);
     const message = match === null ? err.message : err.message.slice(0, match.index);
-    const details = match === null ? undefined : { line: Number(match[1]) };
-    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${message}`, details === undefined ? {} : { details });
+    const line = userLine(match === null ? undefined : Number(match[1]), built.code);
+    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${message}`, line === undefined ? {} : { details: { line } });
   }
 }
 
@@ -191,8 +191,8 @@ function unwrap(kind: Kind, envelope: Envelope, code: string): Envelope {
  */
 function userLine(line: number | undefined, code: string): number | undefined {
   if (line === undefined) return undefined;
-  let lines = 1;
-  for (let i = code.indexOf('\n'); i !== -1; i = code.indexOf('\n', i + 1)) lines += 1;
+  // V8 counts these as line terminators too
+  const lines = code.split(/\r\n|[\n\r\u2028\u2029]/).length;
   return line <= lines ? line : undefined;
 }
 

@@ -54,6 +54,26 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     ]);
   });
 
+  it('keeps what the config cannot do without, and the starter, strict', () => {
+    const doc = {
+      name: 'structure',
+      blocks: [
+        { id: 's', type: 'starter', name: 'Start', config: { inputFormat: [{ name: 'n', type: 'number', required: '<variable.req>' }] } },
+        { id: 'lp', type: 'loop', name: 'Repeat', config: { kind: '<start.kind>', iterations: 2 } },
+        { id: 'body', type: 'function', name: 'Body', parent: 'lp', config: { code: 'return 1' } },
+        { id: 'c', type: 'condition', name: 'Check', config: { branches: [{ id: '<start.a>', expression: 'true' }] } },
+        { id: 'c2', type: 'condition', name: 'Check2', config: { branches: '<start.branches>' } },
+        { id: 'st', type: 'response', name: 'Odd', config: { status: '999' } },
+        { id: 'u', type: 'api', name: 'Ftp', config: { url: 'ftp://files.example.com/{path}' } },
+      ],
+      connections: [{ from: 's', to: 'lp' }, { from: 's', to: 'c' }, { from: 's', to: 'c2' }, { from: 's', to: 'st' }, { from: 's', to: 'u' }],
+    };
+    const paths = issuesOf(doc).map((i) => i.split(':')[0]);
+    for (const path of ['/blocks/0/config/inputFormat/0/required', '/blocks/1/config/kind', '/blocks/3/config/branches/0/id', '/blocks/4/config/branches', '/blocks/5/config/status', '/blocks/6/config/url']) {
+      expect(paths, path).to.include(path);
+    }
+  });
+
   it('gives a condition its handles when a field of it is a reference', () => {
     const doc = {
       name: 'handles',

@@ -74,7 +74,7 @@ describe('troupe CLI: run and validate', function () {
     expect(run.stderr).to.contain('/blocks/1/config/code');
   });
 
-  it('Ctrl-C cancels the run: the record says cancelled, the cut-off block is shown, exit code 130', async () => {
+  it('Ctrl-C (or SIGTERM) cancels the run: the record says cancelled, the cut-off block is shown, exit code 130 (143)', async () => {
     const slow = join(dir, 'slow.json');
     writeFileSync(slow, JSON.stringify({
       id: 'slow',
@@ -85,25 +85,27 @@ describe('troupe CLI: run and validate', function () {
       ],
       connections: [{ from: 's', to: 'f' }],
     }));
-    const data = mkdtempSync(join(tmpdir(), 'troupe-cli-sigint-'));
-    const child = spawn(process.execPath, ['bin/troupe.js', 'run', slow], { cwd: root, env: { ...process.env, TROUPE_DATA_DIR: data } });
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    while (!stderr.includes('Spin (function) started')) await new Promise((r) => setTimeout(r, 20));
-    child.kill('SIGINT');
-    expect(await exited).to.equal(130);
-    expect(stderr).to.contain('■ Spin (function) cancelled');
-    expect(stdout).to.match(/cancelled in \d+ ms/);
-    const store = openSqliteStore(join(data, 'troupe.db'));
-    try {
-      const { items } = await store.executions.list('slow', { limit: 10 });
-      expect(items.map((e) => e.status)).to.deep.equal(['cancelled']);
-    } finally {
-      await store.close();
-      rmSync(data, { recursive: true, force: true });
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const data = mkdtempSync(join(tmpdir(), 'troupe-cli-signal-'));
+      const child = spawn(process.execPath, ['bin/troupe.js', 'run', slow], { cwd: root, env: { ...process.env, TROUPE_DATA_DIR: data } });
+      let stderr = '';
+      let stdout = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      while (!stderr.includes('Spin (function) started')) await new Promise((r) => setTimeout(r, 20));
+      child.kill(signal);
+      expect(await exited, signal).to.equal(code);
+      expect(stderr).to.contain('■ Spin (function) cancelled');
+      expect(stdout).to.match(/cancelled in \d+ ms/);
+      const store = openSqliteStore(join(data, 'troupe.db'));
+      try {
+        const { items } = await store.executions.list('slow', { limit: 10 });
+        expect(items.map((e) => e.status)).to.deep.equal(['cancelled']);
+      } finally {
+        await store.close();
+        rmSync(data, { recursive: true, force: true });
+      }
     }
   });
 

@@ -81,7 +81,7 @@ describe('http: service routes', () => {
     expect(execute.security).to.deep.equal([{ apiKey: [] }]);
     // the three modes: JSON or an event stream, chosen by the body or by these headers
     expect(execute.responses['200']?.content).to.have.keys('application/json', 'text/event-stream');
-    expect(execute.parameters.map((p) => `${p.in}:${p.name}`)).to.include.members(['header:X-Execution-Mode', 'header:Accept', 'header:X-API-Key']);
+    expect(execute.parameters.map((p) => `${p.in}:${p.name}`)).to.include.members(['header:X-Execution-Mode', 'header:X-API-Key']);
   });
 
   it('every spec path maps to a router path with the same parameters', () => {

@@ -94,10 +94,9 @@ function executionResponses(): Record<number, ResponseSpec> {
   };
 }
 
-const MODE_HEADERS = [
-  { name: 'X-Execution-Mode', description: '`async`: answer 202 at once (as `"async": true`)' },
-  { name: 'Accept', description: '`text/event-stream`: stream the execution as SSE (as `"stream": true`)' },
-] as const;
+// (`Accept: text/event-stream` also selects the stream; OpenAPI has content negotiation say that,
+// through the 200 answer's media types, not an Accept parameter)
+const MODE_HEADERS = [{ name: 'X-Execution-Mode', description: '`async`: answer 202 at once (as `"async": true`)' }] as const;
 
 const BODY_DOC = 'Either `{ "input": <any JSON>, "async"?: true, "stream"?: true }`, or any JSON without an `input` key, which is '
   + 'then the input itself (mode from the headers `X-Execution-Mode: async` and `Accept: text/event-stream`). Empty body: input `{}`.';

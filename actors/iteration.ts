@@ -34,9 +34,17 @@ export interface IterationProgress {
   keys: string[];
 }
 
+/** A response completed deeper inside: the container stops where it is (see isResponseSettle). */
+export interface ContainerHalt {
+  type: 'CONTAINER.HALT';
+}
+
 export type ContainerEvent =
   | BlockReport
   | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
+
+/** What a container machine receives: its children's reports, and a halt from deeper down. */
+export type ContainerMachineEvent = ContainerEvent | ContainerHalt;
 
 /**
  * Tells the execution an iteration started or finished. A nested container names the iteration
@@ -102,8 +110,16 @@ export function spawnIteration(
  * children comes to the container actor (it decides on it); everything else (starts, chunks,
  * what nested containers pass up) goes straight to the container's owner.
  */
-export function routeReports(owner: BlockActorInput, toContainer: (e: Settled) => void): SpawnScope['report'] {
-  return (e) => (e.type === 'BLOCK.SETTLED' && isOwnChild(owner, e) ? toContainer(e) : owner.report(e));
+export function routeReports(owner: BlockActorInput, toContainer: (e: Settled | ContainerHalt) => void): SpawnScope['report'] {
+  return (e) => {
+    if (e.type === 'BLOCK.SETTLED' && isOwnChild(owner, e)) {
+      toContainer(e);
+      return;
+    }
+    owner.report(e);
+    // a response from deeper still ends the run: this container halts too (see isResponseSettle)
+    if (e.type === 'BLOCK.SETTLED' && isResponseSettle(owner, e)) toContainer({ type: 'CONTAINER.HALT' });
+  };
 }
 
 /** An abort controller that also aborts when the enclosing scope does. */
@@ -122,12 +138,13 @@ export function isOwnChild(owner: BlockActorInput, event: Settled): boolean {
 }
 
 /**
- * A response block of this container completed: the execution ends with it (SPEC §2). The
- * execution hears of it only after the current turn (reports are applied once per turn), so the
- * container must not go on meanwhile: it passes the report up and halts (no next iteration or
- * branch; its running children are stopped), and the execution's end then stops it.
+ * A response block completed inside this container, as its child or deeper: the execution ends
+ * with it (SPEC §2). The execution hears of it only after the current turn (reports are applied
+ * once per turn), so no container around it may go on meanwhile: each one the report passes
+ * through halts (no next iteration or branch; its running children are stopped) and passes it
+ * up, and the execution's end then stops them.
  */
-export function isResponseChild(owner: BlockActorInput, event: Settled): boolean {
+export function isResponseSettle(owner: BlockActorInput, event: Settled): boolean {
   return event.status === 'completed' && owner.workflow.blocks.get(event.blockId)?.type === 'response';
 }
 

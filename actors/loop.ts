@@ -5,13 +5,13 @@ import { bindCode, type IterationScope, type ReferenceScope } from '../src/model
 import {
   childController,
   childFailure,
-  isResponseChild,
+  isResponseSettle,
   reportIteration,
   routeReports,
   settleChild,
   spawnIteration,
   type ContainerActorInput,
-  type ContainerEvent,
+  type ContainerMachineEvent,
   type ContainerOutput,
   type IterationProgress,
 } from './iteration.js';
@@ -74,7 +74,7 @@ function endLoop(ctx: LoopContext): void {
 }
 
 export const loopMachine = setup({
-  types: { context: {} as LoopContext, input: {} as ContainerActorInput, events: {} as ContainerEvent, output: {} as ContainerOutput },
+  types: { context: {} as LoopContext, input: {} as ContainerActorInput, events: {} as ContainerMachineEvent, output: {} as ContainerOutput },
   actors: {
     condition: fromPromise<boolean, { ctx: LoopContext }>(async ({ input, signal }) => {
       const { ctx } = input;
@@ -146,10 +146,11 @@ export const loopMachine = setup({
         enqueue.assign({ progress, holds: undefined });
       }),
       on: {
-        // only settles of this container's own children arrive here (routeReports)
+        // settles of this container's own children arrive here (routeReports); a response deeper inside halts it
+        'CONTAINER.HALT': { target: 'responded' },
         'BLOCK.SETTLED': [
           {
-            guard: ({ context, event }) => isResponseChild(context.owner, event),
+            guard: ({ context, event }) => isResponseSettle(context.owner, event),
             target: 'responded',
             actions: ({ context, event }) => context.owner.report(event),
           },

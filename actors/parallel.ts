@@ -4,13 +4,13 @@ import { branchesToStart, collectionItems, countOf } from '../src/model/iteratio
 import {
   childController,
   childFailure,
-  isResponseChild,
+  isResponseSettle,
   reportIteration,
   routeReports,
   settleChild,
   spawnIteration,
   type ContainerActorInput,
-  type ContainerEvent,
+  type ContainerMachineEvent,
   type ContainerOutput,
   type IterationProgress,
 } from './iteration.js';
@@ -50,7 +50,7 @@ interface Enqueue {
 }
 
 /** Starts as many branches as the concurrency limit allows, in index order. */
-function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: ContainerEvent): void }): void {
+function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: ContainerMachineEvent): void }): void {
   const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency);
   if (indexes.length === 0) return;
   const running = new Map(ctx.running);
@@ -78,7 +78,7 @@ function endParallel(ctx: ParallelContext): void {
 }
 
 export const parallelMachine = setup({
-  types: { context: {} as ParallelContext, input: {} as ContainerActorInput, events: {} as ContainerEvent, output: {} as ContainerOutput },
+  types: { context: {} as ParallelContext, input: {} as ContainerActorInput, events: {} as ContainerMachineEvent, output: {} as ContainerOutput },
   guards: {
     broken: ({ context }) => context.error !== null,
     allDone: ({ context }) => context.finished >= context.total,
@@ -103,10 +103,11 @@ export const parallelMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => startBranches(context, enqueue as unknown as Enqueue, self)),
       always: { guard: 'allDone', target: 'finished' },
       on: {
-        // only settles of this container's own children arrive here (routeReports)
+        // settles of this container's own children arrive here (routeReports); a response deeper inside halts it
+        'CONTAINER.HALT': { target: 'responded' },
         'BLOCK.SETTLED': [
           {
-            guard: ({ context, event }) => isResponseChild(context.owner, event),
+            guard: ({ context, event }) => isResponseSettle(context.owner, event),
             target: 'responded',
             actions: ({ context, event }) => context.owner.report(event),
           },

@@ -54,17 +54,27 @@ interface Judged {
 function judgeConfig(type: AnyBlockType, config: unknown): Judged {
   const parsed = type.configSchema.safeParse(config);
   if (parsed.success) return { issues: [], data: parsed.data };
-  const runTime = type.type === 'starter' ? [] : parsed.error.issues.filter((i) => isRunTimeValue(valueAt(config, i.path)));
-  if (runTime.length === 0) return { issues: parsed.error.issues };
-  const reparsed = type.configSchema.safeParse(withoutValuesAt(config, runTime));
-  if (reparsed.success) return { issues: [], data: reparsed.data };
-  // where the config cannot do without the value, its own issue says what the field needs
-  const original = new Map(runTime.map((i) => [toPointer(i.path), i]));
-  return { issues: reparsed.error.issues.map((i) => original.get(toPointer(i.path)) ?? i) };
+  const all = parsed.error.issues;
+  const candidates = type.type === 'starter' ? [] : all.filter((i) => isRunTimeValue(valueAt(config, i.path)));
+  const waiting = new Set(candidates.filter((c) => standsWithout(type, config, c, all)).map((c) => toPointer(c.path)));
+  const issues = all.filter((i) => !waiting.has(toPointer(i.path)));
+  if (issues.length > 0 || waiting.size === 0) return { issues };
+  const reparsed = type.configSchema.safeParse(withoutValuesAt(config, candidates.filter((c) => waiting.has(toPointer(c.path)))));
+  return reparsed.success ? { issues: [], data: reparsed.data } : { issues: reparsed.error.issues };
 }
 
+/** Removing the value raises no issue the config did not have already (a required field would). */
+function standsWithout(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue, all: readonly z.core.$ZodIssue[]): boolean {
+  const reparsed = type.configSchema.safeParse(withoutValuesAt(config, [issue]));
+  if (reparsed.success) return true;
+  const known = new Set(all.map((i) => toPointer(i.path)));
+  const own = toPointer(issue.path);
+  return reparsed.error.issues.every((i) => toPointer(i.path) !== own && known.has(toPointer(i.path)));
+}
+
+/** Exactly one placeholder, nothing around it: what resolution turns into the value itself. */
 function isRunTimeValue(value: unknown): boolean {
-  return typeof value === 'string' && isWholePlaceholder(value.trim());
+  return typeof value === 'string' && isWholePlaceholder(value);
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {

@@ -53,8 +53,10 @@ export type BlockOutcome =
 const redactionCache = new WeakMap<ReadonlyMap<string, string>, string[]>();
 
 /**
- * What redaction looks for: each secret value, and its percent-encoded form (a secret placed in
- * a URL may come back encoded). Computed once per secrets map (one per execution).
+ * What redaction looks for: each secret value, its percent-encoded form (a secret placed in a
+ * URL may come back encoded) and its JSON-escaped form (an error message that quotes a value
+ * with JSON.stringify escapes its quotes and backslashes). Computed once per secrets map (one
+ * per execution).
  */
 export function redactionValues(secrets: ReadonlyMap<string, string>): string[] {
   const cached = redactionCache.get(secrets);
@@ -64,6 +66,7 @@ export function redactionValues(secrets: ReadonlyMap<string, string>): string[] 
     if (value === '') continue;
     out.add(value);
     out.add(encodeURIComponent(value));
+    out.add(JSON.stringify(value).slice(1, -1));
   }
   const values = [...out];
   redactionCache.set(secrets, values);

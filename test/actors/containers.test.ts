@@ -82,6 +82,24 @@ forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
     }
   });
 
+  it('a response deeper inside halts every container around it: no new branch starts', async () => {
+    const probe = resetProbe();
+    const d = doc([
+      start,
+      { id: 'op', type: 'parallel', config: { kind: 'collection', items: ['yes', 'no', 'no'], concurrency: 2 } },
+      { id: 'il', type: 'loop', parent: 'op', config: { kind: 'for', iterations: 1 } },
+      { id: 'p', type: 'pick', parent: 'il', config: { handles: ['yes', 'no'], choose: ['<parallel.item>'] } },
+      { id: 'r', type: 'response', parent: 'il', config: { data: 'done' } },
+      { id: 'n1', type: 'pick', parent: 'il', config: { handles: ['ok'], choose: ['ok'] } },
+      { id: 'n2', type: 'pick', parent: 'il', config: { handles: ['ok'], choose: ['ok'] } },
+    ], [['start', 'op'], ['p', 'r', 'yes'], ['p', 'n1', 'no'], ['n1', 'n2', 'ok']]);
+    const { result } = await runWorkflow(testEngine(getBus()), d);
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    expect(result.response).to.deep.include({ data: 'done' });
+    // branches 0 and 1 started together; branch 2 must not start once branch 0 responded
+    expect(probe.runs['p']).to.equal(2);
+  });
+
   it('an empty collection skips the body and gives results: []', async () => {
     const probe = resetProbe();
     const d = around({ id: 'lp', type: 'loop', config: { kind: 'forEach', items: [] } }, [{ id: 'body', type: 'sleep', config: { ms: 0 } }]);

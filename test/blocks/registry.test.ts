@@ -44,6 +44,7 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
       { id: 'b', type: 'api', name: 'B', config: { url: 'ftp://files.example.com/x' } },
       { id: 'r', type: 'response', name: 'R', config: { status: 'abc' } },
       { id: 'ok1', type: 'api', name: 'Ok1', config: { url: '<start.base>/items/{id}', pathParams: { id: 1 } } },
+      { id: 'ok4', type: 'api', name: 'Ok4', config: { url: 'http://example.com:{port}/x', pathParams: { port: 8080 } } },
       { id: 'ok2', type: 'api', name: 'Ok2', config: { url: 'https://api.example.com/users/{id}' } },
       { id: 'ok3', type: 'response', name: 'Ok3', config: { status: '201' } },
     ]);
@@ -65,11 +66,14 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
         { id: 'c2', type: 'condition', name: 'Check2', config: { branches: '<start.branches>' } },
         { id: 'st', type: 'response', name: 'Odd', config: { status: '999' } },
         { id: 'u', type: 'api', name: 'Ftp', config: { url: 'ftp://files.example.com/{path}' } },
+        { id: 'rt', type: 'router', name: 'Route', config: { mode: '<start.mode>', prompt: 'which?', routes: [{ id: 'a', description: 'A' }] } },
+        { id: 'pad', type: 'parallel', name: 'Padded', config: { kind: 'count', count: 2, concurrency: ' <start.c> ' } },
+        { id: 'leg', type: 'function', name: 'Leg', parent: 'pad', config: { code: 'return 1' } },
       ],
-      connections: [{ from: 's', to: 'lp' }, { from: 's', to: 'c' }, { from: 's', to: 'c2' }, { from: 's', to: 'st' }, { from: 's', to: 'u' }],
+      connections: [{ from: 's', to: 'lp' }, { from: 's', to: 'c' }, { from: 's', to: 'c2' }, { from: 's', to: 'st' }, { from: 's', to: 'u' }, { from: 's', to: 'rt' }, { from: 's', to: 'pad' }],
     };
     const paths = issuesOf(doc).map((i) => i.split(':')[0]);
-    for (const path of ['/blocks/0/config/inputFormat/0/required', '/blocks/1/config/kind', '/blocks/3/config/branches/0/id', '/blocks/4/config/branches', '/blocks/5/config/status', '/blocks/6/config/url']) {
+    for (const path of ['/blocks/0/config/inputFormat/0/required', '/blocks/1/config/kind', '/blocks/3/config/branches/0/id', '/blocks/4/config/branches', '/blocks/5/config/status', '/blocks/6/config/url', '/blocks/7/config/mode', '/blocks/8/config/concurrency']) {
       expect(paths, path).to.include(path);
     }
   });

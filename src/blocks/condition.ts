@@ -44,6 +44,8 @@ export const conditionBlock: BlockType<ConditionConfig> = {
   type: 'condition',
   configSchema: conditionConfigSchema,
   codeFields: ['branches'],
+  // `else` adds a handle, which connections must be able to name when the workflow is saved
+  literalFields: ['else'],
   handles: (config) => [...config.branches.map((b) => b.id), ...(config.else === true ? ['else'] : []), 'error'],
   async run(ctx) {
     for (const branch of ctx.config.branches) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isWholePlaceholder } from '../model/ref-parse.js';
+import { isWholePlaceholder, parseReference } from '../model/ref-parse.js';
 import type { BlockTypeInfo, BlockTypeRegistry } from '../model/types.js';
 import { apiBlock } from './api.js';
 import { conditionBlock } from './condition.js';
@@ -55,12 +55,29 @@ function judgeConfig(type: AnyBlockType, config: unknown): Judged {
   const parsed = type.configSchema.safeParse(config);
   if (parsed.success) return { issues: [], data: parsed.data };
   const all = parsed.error.issues;
-  const candidates = type.type === 'starter' ? [] : all.filter((i) => isRunTimeValue(valueAt(config, i.path)));
+  const candidates = all.filter((i) => mayWait(type, config, i));
   const waiting = new Set(candidates.filter((c) => standsWithout(type, config, c, all)).map((c) => toPointer(c.path)));
   const issues = all.filter((i) => !waiting.has(toPointer(i.path)));
   if (issues.length > 0 || waiting.size === 0) return { issues };
   const reparsed = type.configSchema.safeParse(withoutValuesAt(config, candidates.filter((c) => waiting.has(toPointer(c.path)))));
   return reparsed.success ? { issues: [], data: reparsed.data } : { issues: reparsed.error.issues };
+}
+
+/**
+ * Whether the value at an issue may be one known only at run time: a whole reference (it keeps
+ * the referenced value's type), or a whole `{{NAME}}` where text fits (a secret is text). Never
+ * in the starter, a code field (not resolved as text) or a field that decides the block's shape
+ * or handles.
+ */
+function mayWait(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue): boolean {
+  const top = issue.path[0];
+  if (type.type === 'starter' || typeof top !== 'string') return false;
+  if (type.codeFields?.includes(top) === true || type.literalFields?.includes(top) === true) return false;
+  const value = valueAt(config, issue.path);
+  if (typeof value !== 'string' || !isWholePlaceholder(value)) return false;
+  if (parseReference(value) !== null) return true;
+  const asText = type.configSchema.safeParse(withValueAt(config, issue.path, '1'));
+  return asText.success || asText.error.issues.every((i) => toPointer(i.path) !== toPointer(issue.path));
 }
 
 /** Removing the value raises no issue the config did not have already (a required field would). */
@@ -72,11 +89,6 @@ function standsWithout(type: AnyBlockType, config: unknown, issue: z.core.$ZodIs
   return reparsed.error.issues.every((i) => toPointer(i.path) !== own && known.has(toPointer(i.path)));
 }
 
-/** Exactly one placeholder, nothing around it: what resolution turns into the value itself. */
-function isRunTimeValue(value: unknown): boolean {
-  return typeof value === 'string' && isWholePlaceholder(value);
-}
-
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   let at = value;
   for (const key of path) {
@@ -84,6 +96,15 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
     at = (at as Record<PropertyKey, unknown>)[key];
   }
   return at;
+}
+
+/** The config with one value replaced. */
+function withValueAt(config: unknown, path: readonly PropertyKey[], value: unknown): unknown {
+  const copy = structuredClone(config);
+  const parent = valueAt(copy, path.slice(0, -1));
+  const key = path[path.length - 1];
+  if (parent !== null && typeof parent === 'object' && key !== undefined) (parent as Record<PropertyKey, unknown>)[key] = value;
+  return copy;
 }
 
 /** The config without the values at these issues' paths, so defaults can stand in for them. */

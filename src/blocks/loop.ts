@@ -1,8 +1,12 @@
 import { z } from 'zod';
+import { hasPlaceholder } from '../model/ref-parse.js';
 import type { ContainerType } from './types.js';
 
 /** A count may be a number or a reference that resolves to one (a whole reference keeps its type). */
-const countLike = z.union([z.number().int().min(0), z.string().min(1)]);
+export const countLike = z.union([
+  z.number().int().min(0),
+  z.string().refine((s) => hasPlaceholder(s) || /^\s*\d+\s*$/.test(s), 'a count is a whole number ≥ 0 or a reference'),
+]);
 
 export const loopConfigSchema = z
   .object({
@@ -28,4 +32,5 @@ export const loopBlock: ContainerType<LoopConfig> = {
   configSchema: loopConfigSchema,
   handles: () => ['success', 'error'],
   codeFields: ['condition'],
+  literalFields: ['kind'],
 };

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { countLike } from './loop.js';
 import type { ContainerType } from './types.js';
 
 export const parallelConfigSchema = z
   .object({
     kind: z.enum(['count', 'collection']),
-    count: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
+    count: countLike.optional(),
     items: z.unknown().optional(),
     concurrency: z.number().int().min(1).max(10_000).default(20),
   })
@@ -20,4 +21,5 @@ export const parallelBlock: ContainerType<ParallelConfig> = {
   container: true,
   configSchema: parallelConfigSchema,
   handles: () => ['success', 'error'],
+  literalFields: ['kind'],
 };

@@ -72,6 +72,7 @@ export const routerBlock: BlockType<RouterConfig> = {
   type: 'router',
   configSchema: routerConfigSchema,
   codeFields: ['value'],
+  literalFields: ['mode'],
   handles: (config) => [...config.routes.map((r) => r.id), 'error'],
   async run(ctx) {
     const config = ctx.config;

@@ -67,6 +67,8 @@ export interface BlockType<C = Record<string, unknown>> {
   handles(config: C): string[];
   /** top-level config keys that hold code/expressions (not resolved textually) */
   codeFields?: readonly string[];
+  /** top-level config keys that decide the block's shape or handles: never a reference */
+  literalFields?: readonly string[];
   /** outputs besides `error` when a failure takes the error connection (api: status 0, no data) */
   failureOutput?: () => Record<string, unknown>;
   run(ctx: BlockRunContext<C>): Promise<BlockResult>;
@@ -82,6 +84,7 @@ export interface ContainerType<C = Record<string, unknown>> {
   configSchema: z.ZodType<C>;
   handles(config: C): string[];
   codeFields?: readonly string[];
+  literalFields?: readonly string[];
 }
 
 export type AnyBlockType = BlockType<any> | ContainerType<any>;

@@ -76,20 +76,20 @@ describe('execution records', () => {
       blocks: [
         { id: 'start', type: 'starter', name: 'Start', config: {} },
         { id: 'a', type: 'sleep', name: 'a', config: { ms: 1, value: '{{KEY}}' } },
-        { id: 'lp', type: 'loop', name: 'lp', config: { kind: 'for', iterations: '<start.word>' } },
-        { id: 'body', type: 'function', name: 'body', parent: 'lp', config: { code: 'return 1' } },
+        { id: 'lp', type: 'function', name: 'lp', config: { code: 'throw new Error(JSON.stringify(<start.word>))' } },
         { id: 'wl', type: 'loop', name: 'wl', config: { kind: 'while', condition: 'JSON.parse(<start.word>)' } },
         { id: 'body2', type: 'function', name: 'body2', parent: 'wl', config: { code: 'return 1' } },
         { id: 'handled', type: 'function', name: 'handled', config: { code: 'return <lp.error.message>.length' } },
       ],
       connections: [{ from: 'start', to: 'a' }, { from: 'start', to: 'lp' }, { from: 'start', to: 'wl' }, { from: 'lp', to: 'handled', handle: 'error' }, { from: 'wl', to: 'handled', handle: 'error' }],
     };
-    // the error quotes the value with JSON.stringify, which escapes its quote
+    // the loop's condition error quotes the value as it is; the function's error quotes it with
+    // JSON.stringify, which escapes its quote
     const { result } = await runWorkflow(engine, doc, { word: 'hun"ter2' });
     const record = await store.executions.get(result.id);
     const errors = (record?.logs ?? []).filter((l) => l.blockId === 'lp' || l.blockId === 'wl').map((l) => (l.error as { message?: string } | null)?.message ?? '');
     expect(errors).to.have.length(2);
-    for (const message of errors) expect(message).to.contain('***');
+    for (const message of errors) expect(message, message).to.contain('***');
     expect(JSON.stringify(record)).not.to.contain('ter2');
     expect(JSON.stringify(await store.executions.listEvents(result.id))).not.to.contain('ter2');
     expect(JSON.stringify(result)).not.to.contain('ter2');

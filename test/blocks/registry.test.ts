@@ -78,16 +78,28 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     }
   });
 
-  it('gives a condition its handles when a field of it is a reference', () => {
+  it('gives a block its handles when a field of it waits for run time', () => {
     const doc = {
       name: 'handles',
       blocks: [
         { id: 's', type: 'starter', name: 'Start', config: {} },
-        { id: 'c', type: 'condition', name: 'Check', config: { branches: [{ id: 'big', expression: '<start.n> > 3' }], else: '<start.fallback>' } },
+        { id: 'api', type: 'api', name: 'Call', config: { url: 'https://example.com', timeoutMs: '<start.t>' } },
         { id: 'r', type: 'response', name: 'Reply', config: {} },
+        { id: 'oops', type: 'response', name: 'Oops', config: { status: 502 } },
       ],
-      connections: [{ from: 's', to: 'c' }, { from: 'c', to: 'r', handle: 'big' }],
+      connections: [{ from: 's', to: 'api' }, { from: 'api', to: 'r' }, { from: 'api', to: 'oops', handle: 'error' }],
     };
     expect(issuesOf(doc)).to.deep.equal([]);
+  });
+
+  it('refuses what could never resolve to a fitting value: a secret where a number must be, a count in words', () => {
+    const doc = docWith([
+      { id: 'par', type: 'parallel', name: 'Fan', config: { kind: 'count', count: 'three', concurrency: '{{C}}' } },
+      { id: 'leg', type: 'function', name: 'Leg', parent: 'par', config: { code: 'return 1' } },
+      { id: 'c', type: 'condition', name: 'Check', config: { branches: [{ id: 'big', expression: 'true' }], else: '<start.e>' } },
+      { id: 'rt', type: 'router', name: 'Route', config: { mode: '<start.mode>', value: '1', routes: [{ id: 'a', equals: 1 }] } },
+    ]);
+    const paths = issuesOf(doc).map((i) => i.split(':')[0]);
+    expect(paths).to.include.members(['/blocks/1/config/count', '/blocks/1/config/concurrency', '/blocks/3/config/else', '/blocks/4/config/mode']);
   });
 });

@@ -10,7 +10,7 @@ import type { IterationRef } from '../src/runtime/types.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
 import type { ContainerActorInput, ContainerEvent, ContainerOutput } from './iteration.js';
 import { loopMachine } from './loop.js';
-import type { ActorGroup } from './group.js';
+import { containerKeyOf, type ActorGroup } from './group.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
 import { parallelMachine } from './parallel.js';
 
@@ -110,7 +110,7 @@ function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
 
 /** The key of a container block's container actor in the group (stopped with everything else). */
 function containerKey(ctx: BlockContext): string {
-  return `${inboxKey(ctx.scopeKey, ctx.block.id)}#container`;
+  return containerKeyOf(inboxKey(ctx.scopeKey, ctx.block.id));
 }
 
 /**

@@ -6,6 +6,11 @@ import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
  * messages through it. Kept outside XState's children map on purpose: XState copies that map on
  * every spawn and stop, which made an execution O(blocks²).
  */
+/** The key of the container machine (loop, parallel) a container block actor runs under `key`. */
+export function containerKeyOf(blockKey: string): string {
+  return `${blockKey}#container`;
+}
+
 export class ActorGroup {
   private readonly actors = new Map<string, AnyActorRef>();
 
@@ -44,10 +49,17 @@ export class ActorGroup {
     this.actors.get(key)?.send(event);
   }
 
+  /**
+   * Stops these block actors and the container machines of those that are containers: a nested
+   * loop or parallel left running after its iteration was stopped would go on spawning (its
+   * signal is aborted, so each child fails at once) until the execution ends.
+   */
   stop(keys: Iterable<string>): void {
     for (const key of keys) {
-      this.actors.get(key)?.stop();
-      this.actors.delete(key);
+      for (const k of [key, containerKeyOf(key)]) {
+        this.actors.get(k)?.stop();
+        this.actors.delete(k);
+      }
     }
   }
 

@@ -17,7 +17,7 @@ import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } 
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
 import type { ContainerEvent } from './iteration.js';
-import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
+import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 export interface ExecutionActorInput {
   executionId: string;
@@ -87,15 +87,6 @@ function isFatal(ctx: ExecutionContext, e: Settled): boolean {
   return e.iteration === null && e.status === 'failed' && !e.errorHandled && ctx.workflow.blocks.has(e.blockId);
 }
 
-/**
- * The first response block to complete ends the execution (SPEC §2), wherever it sits: one inside
- * a loop or parallel ends it too, on its first iteration to get there. (A failure inside a
- * container is the container's to decide; a response is not.)
- */
-function isResponse(ctx: ExecutionContext, e: Settled): boolean {
-  return e.status === 'completed' && ctx.workflow.blocks.get(e.blockId)?.type === 'response';
-}
-
 /** Every running block listens on the execution's signal: many listeners are expected. */
 function unboundedController(): AbortController {
   const controller = new AbortController();
@@ -118,7 +109,9 @@ function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | nul
   const log = ctx.ledger.settled(e);
   ctx.notify({ type: `block.${e.status}`, data: log });
   if (isFatal(ctx, e)) return { type: 'BLOCK.FAILED', error: executionError(e.error, e.blockId) };
-  if (isResponse(ctx, e)) return { type: 'BLOCK.RESPONDED', response: asResponse(e.output ?? {}) };
+  // wherever it sits: one inside a loop or parallel ends the run too (a failure inside a container
+  // is the container's to decide; a response is not)
+  if (isResponseSettle(ctx.workflow, e)) return { type: 'BLOCK.RESPONDED', response: asResponse(e.output ?? {}) };
   return ctx.ledger.allSettled ? { type: 'ALL.SETTLED' } : null;
 }
 

@@ -1,16 +1,16 @@
 import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 
+/** The key of the container machine (loop, parallel) a container block actor runs under `key`. */
+export function containerKeyOf(blockKey: string): string {
+  return `${blockKey}#container`;
+}
+
 /**
  * The block actors of one execution, by inbox key. The execution actor and container actors
  * spawn into it and stop what they spawned; the execution's one inbox subscription routes bus
  * messages through it. Kept outside XState's children map on purpose: XState copies that map on
  * every spawn and stop, which made an execution O(blocks²).
  */
-/** The key of the container machine (loop, parallel) a container block actor runs under `key`. */
-export function containerKeyOf(blockKey: string): string {
-  return `${blockKey}#container`;
-}
-
 export class ActorGroup {
   private readonly actors = new Map<string, AnyActorRef>();
 
@@ -56,11 +56,14 @@ export class ActorGroup {
    */
   stop(keys: Iterable<string>): void {
     for (const key of keys) {
-      for (const k of [key, containerKeyOf(key)]) {
-        this.actors.get(k)?.stop();
-        this.actors.delete(k);
-      }
+      this.stopOne(key);
+      this.stopOne(containerKeyOf(key));
     }
+  }
+
+  private stopOne(key: string): void {
+    this.actors.get(key)?.stop();
+    this.actors.delete(key);
   }
 
   /** Stops every actor, except those `atRest` says take no more events: they are only forgotten. */

@@ -5,7 +5,7 @@ import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
 import { redactSecrets } from '../src/model/secrets.js';
 import { redactionValues } from '../src/runtime/run-block.js';
-import { inboxKey } from './messages.js';
+import { inboxKey, isResponseSettle } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
 import type { BlockActorInput } from './block.js';
 import type { BlockReport } from './messages.js';
@@ -34,7 +34,7 @@ export interface IterationProgress {
   keys: string[];
 }
 
-/** A response completed deeper inside: the container stops where it is (see isResponseSettle). */
+/** A response completed inside: the container stops where it is (see routeReports). */
 export interface ContainerHalt {
   type: 'CONTAINER.HALT';
 }
@@ -109,16 +109,20 @@ export function spawnIteration(
  * Where the reports of an iteration's actors go: a settle of one of this container's own
  * children comes to the container actor (it decides on it); everything else (starts, chunks,
  * what nested containers pass up) goes straight to the container's owner.
+ *
+ * A completed response, as a child or deeper, goes up and halts the container: the execution
+ * ends with it (SPEC §2) but hears of it only after the current turn (reports are applied once
+ * per turn), so no container around it may start another iteration or branch meanwhile. Each
+ * one the report passes through halts (its running children are stopped), and the execution's
+ * end then stops them.
  */
 export function routeReports(owner: BlockActorInput, toContainer: (e: Settled | ContainerHalt) => void): SpawnScope['report'] {
   return (e) => {
-    if (e.type === 'BLOCK.SETTLED' && isOwnChild(owner, e)) {
-      toContainer(e);
-      return;
-    }
-    owner.report(e);
-    // a response from deeper still ends the run: this container halts too (see isResponseSettle)
-    if (e.type === 'BLOCK.SETTLED' && isResponseSettle(owner, e)) toContainer({ type: 'CONTAINER.HALT' });
+    if (isResponseSettle(owner.workflow, e)) {
+      owner.report(e);
+      toContainer({ type: 'CONTAINER.HALT' });
+    } else if (e.type === 'BLOCK.SETTLED' && isOwnChild(owner, e)) toContainer(e);
+    else owner.report(e);
   };
 }
 
@@ -135,17 +139,6 @@ export function childController(parent: AbortSignal): AbortController {
 /** A report from one of this container's own children (nested containers' reports pass through). */
 export function isOwnChild(owner: BlockActorInput, event: Settled): boolean {
   return event.iteration !== null && event.iteration.container === owner.block.id;
-}
-
-/**
- * A response block completed inside this container, as its child or deeper: the execution ends
- * with it (SPEC §2). The execution hears of it only after the current turn (reports are applied
- * once per turn), so no container around it may go on meanwhile: each one the report passes
- * through halts (no next iteration or branch; its running children are stopped) and passes it
- * up, and the execution's end then stops them.
- */
-export function isResponseSettle(owner: BlockActorInput, event: Settled): boolean {
-  return event.status === 'completed' && owner.workflow.blocks.get(event.blockId)?.type === 'response';
 }
 
 /** A child failure that no error connection handled fails the container. */

@@ -5,7 +5,6 @@ import { bindCode, type IterationScope, type ReferenceScope } from '../src/model
 import {
   childController,
   childFailure,
-  isResponseSettle,
   reportIteration,
   routeReports,
   settleChild,
@@ -146,14 +145,9 @@ export const loopMachine = setup({
         enqueue.assign({ progress, holds: undefined });
       }),
       on: {
-        // settles of this container's own children arrive here (routeReports); a response deeper inside halts it
+        // settles of this container's own children arrive here, and a halt when a response completed inside (routeReports)
         'CONTAINER.HALT': { target: 'responded' },
         'BLOCK.SETTLED': [
-          {
-            guard: ({ context, event }) => isResponseSettle(context.owner, event),
-            target: 'responded',
-            actions: ({ context, event }) => context.owner.report(event),
-          },
           {
             guard: ({ event }) => childFailure(event) !== null,
             target: 'failed',

@@ -1,4 +1,5 @@
 import { TroupeError, type ErrorInfo } from '../src/errors.js';
+import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { IterationRef } from '../src/runtime/types.js';
 
 /**
@@ -57,3 +58,10 @@ export type BlockReport =
  * stack trace every time, which showed in the execute profile.
  */
 export const SCOPE_ENDED = new TroupeError('CANCELLED', 'the execution or container ended');
+
+/** A response block that completed: the execution ends with it (SPEC §2), wherever it sits. */
+export function isResponseSettle(workflow: CompiledWorkflow, report: { type: string }): boolean {
+  if (report.type !== 'BLOCK.SETTLED') return false;
+  const settled = report as Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
+  return settled.status === 'completed' && workflow.blocks.get(settled.blockId)?.type === 'response';
+}

@@ -4,7 +4,6 @@ import { branchesToStart, collectionItems, countOf } from '../src/model/iteratio
 import {
   childController,
   childFailure,
-  isResponseSettle,
   reportIteration,
   routeReports,
   settleChild,
@@ -103,14 +102,9 @@ export const parallelMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => startBranches(context, enqueue as unknown as Enqueue, self)),
       always: { guard: 'allDone', target: 'finished' },
       on: {
-        // settles of this container's own children arrive here (routeReports); a response deeper inside halts it
+        // settles of this container's own children arrive here, and a halt when a response completed inside (routeReports)
         'CONTAINER.HALT': { target: 'responded' },
         'BLOCK.SETTLED': [
-          {
-            guard: ({ context, event }) => isResponseSettle(context.owner, event),
-            target: 'responded',
-            actions: ({ context, event }) => context.owner.report(event),
-          },
           {
             guard: ({ event }) => childFailure(event) !== null,
             target: 'failed',

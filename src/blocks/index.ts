@@ -35,15 +35,11 @@ export function blockTypeRegistry(types: Readonly<Record<string, AnyBlockType>> 
 }
 
 /**
- * A config value that is exactly one reference or `{{SECRET}}` is known only at run time, where
- * the resolved config is checked against the schema again (INVALID_CONFIG). Validation does not
- * hold the placeholder's text against its field's type: any string may hold a reference (SPEC
- * §1.2), so `"timeoutMs": "<start.timeout>"` is as valid as `"status": "<api.status>"`.
- *
- * That leniency holds only where the config stands without the value (an optional field, or one
- * with a default): a field the config cannot do without (a loop's `kind`, a condition's branch
- * ids, its `branches`) is structure, needed now, and keeps its issue. The starter gets none: its
- * config is read unresolved, before the run, to check the input (422 INVALID_INPUT).
+ * Validation of a block config. A value known only at run time (see mayWait) is not held against
+ * its field's type: the resolved config is checked against the schema again when the block runs
+ * (INVALID_CONFIG). Any string may hold a reference (SPEC §1.2), so `"timeoutMs": "<start.t>"` is
+ * as valid as `"status": "<api.status>"`. That holds only where the config stands without the
+ * value (standsWithout): a field it cannot do without is needed when the workflow is saved.
  */
 interface Judged {
   issues: z.core.$ZodIssue[];
@@ -55,19 +51,20 @@ function judgeConfig(type: AnyBlockType, config: unknown): Judged {
   const parsed = type.configSchema.safeParse(config);
   if (parsed.success) return { issues: [], data: parsed.data };
   const all = parsed.error.issues;
-  const candidates = all.filter((i) => mayWait(type, config, i));
-  const waiting = new Set(candidates.filter((c) => standsWithout(type, config, c, all)).map((c) => toPointer(c.path)));
-  const issues = all.filter((i) => !waiting.has(toPointer(i.path)));
-  if (issues.length > 0 || waiting.size === 0) return { issues };
-  const reparsed = type.configSchema.safeParse(withoutValuesAt(config, candidates.filter((c) => waiting.has(toPointer(c.path)))));
+  const known = new Set(all.map((i) => toPointer(i.path)));
+  const waiting = all.filter((i) => mayWait(type, config, i) && standsWithout(type, config, i, known));
+  const waitingAt = new Set(waiting.map((i) => toPointer(i.path)));
+  const issues = all.filter((i) => !waitingAt.has(toPointer(i.path)));
+  if (issues.length > 0 || waiting.length === 0) return { issues };
+  const reparsed = type.configSchema.safeParse(edited(config, waiting, DELETE));
   return reparsed.success ? { issues: [], data: reparsed.data } : { issues: reparsed.error.issues };
 }
 
 /**
  * Whether the value at an issue may be one known only at run time: a whole reference (it keeps
  * the referenced value's type), or a whole `{{NAME}}` where text fits (a secret is text). Never
- * in the starter, a code field (not resolved as text) or a field that decides the block's shape
- * or handles.
+ * in the starter (its config is read unresolved to check the input before the run), a code field
+ * (not resolved as text) or a field that decides the block's shape or handles.
  */
 function mayWait(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue): boolean {
   const top = issue.path[0];
@@ -76,17 +73,18 @@ function mayWait(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue): 
   const value = valueAt(config, issue.path);
   if (typeof value !== 'string' || !isWholePlaceholder(value)) return false;
   if (parseReference(value) !== null) return true;
-  const asText = type.configSchema.safeParse(withValueAt(config, issue.path, '1'));
-  return asText.success || asText.error.issues.every((i) => toPointer(i.path) !== toPointer(issue.path));
+  return !hasIssueAt(type.configSchema.safeParse(edited(config, [issue], '1')), issue);
 }
 
 /** Removing the value raises no issue the config did not have already (a required field would). */
-function standsWithout(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue, all: readonly z.core.$ZodIssue[]): boolean {
-  const reparsed = type.configSchema.safeParse(withoutValuesAt(config, [issue]));
-  if (reparsed.success) return true;
-  const known = new Set(all.map((i) => toPointer(i.path)));
-  const own = toPointer(issue.path);
-  return reparsed.error.issues.every((i) => toPointer(i.path) !== own && known.has(toPointer(i.path)));
+function standsWithout(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue, known: ReadonlySet<string>): boolean {
+  const reparsed = type.configSchema.safeParse(edited(config, [issue], DELETE));
+  return !hasIssueAt(reparsed, issue) && (reparsed.success || reparsed.error.issues.every((i) => known.has(toPointer(i.path))));
+}
+
+function hasIssueAt(result: z.ZodSafeParseResult<unknown>, issue: z.core.$ZodIssue): boolean {
+  const at = toPointer(issue.path);
+  return !result.success && result.error.issues.some((i) => toPointer(i.path) === at);
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
@@ -98,22 +96,17 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   return at;
 }
 
-/** The config with one value replaced. */
-function withValueAt(config: unknown, path: readonly PropertyKey[], value: unknown): unknown {
-  const copy = structuredClone(config);
-  const parent = valueAt(copy, path.slice(0, -1));
-  const key = path[path.length - 1];
-  if (parent !== null && typeof parent === 'object' && key !== undefined) (parent as Record<PropertyKey, unknown>)[key] = value;
-  return copy;
-}
+const DELETE = Symbol('delete');
 
-/** The config without the values at these issues' paths, so defaults can stand in for them. */
-function withoutValuesAt(config: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+/** A copy of the config with the values at these issues' paths replaced, or removed (DELETE). */
+function edited(config: unknown, at: readonly z.core.$ZodIssue[], value: unknown): unknown {
   const copy = structuredClone(config);
-  for (const issue of issues) {
-    const parent = valueAt(copy, issue.path.slice(0, -1));
-    const key = issue.path[issue.path.length - 1];
-    if (parent !== null && typeof parent === 'object' && key !== undefined) delete (parent as Record<PropertyKey, unknown>)[key];
+  for (const { path } of at) {
+    const parent = valueAt(copy, path.slice(0, -1));
+    const key = path[path.length - 1];
+    if (parent === null || typeof parent !== 'object' || key === undefined) continue;
+    if (value === DELETE) delete (parent as Record<PropertyKey, unknown>)[key];
+    else (parent as Record<PropertyKey, unknown>)[key] = value;
   }
   return copy;
 }

@@ -5,22 +5,24 @@ import { keyValueEntries, keyValuesSchema } from './schemas.js';
 import type { BlockType } from './types.js';
 
 const STATUS_RULE = 'status must be an integer from 100 to 599';
-const NUMERIC = /^\s*\d+\s*$/;
 
-/** Status text: digits in range, or something a reference fills in at run time. */
-function statusText(text: string): boolean {
-  if (hasPlaceholder(text)) return true;
-  const n = Number(text);
-  return NUMERIC.test(text) && n >= 100 && n <= 599;
+/** A status given as a number or as digits, when it is one (100–599); null otherwise. */
+function statusOf(status: unknown): number | null {
+  const n = typeof status === 'string' && /^\s*\d+\s*$/.test(status) ? Number(status) : status;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 599 ? n : null;
 }
+
 /** RFC 9110 token characters: anything else cannot be a header name. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export const responseConfigSchema = z.object({
-  // A string is a reference (resolved before run) or a numeric text such as "201"; the range of
-  // a numeric text is checked with the resolved value (responseStatus).
+  // A string is a reference (resolved before run) or a status in digits such as "201".
   status: z
-    .union([z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE), z.string().refine(statusText, STATUS_RULE), z.null()])
+    .union([
+      z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE),
+      z.string().refine((s) => hasPlaceholder(s) || statusOf(s) !== null, STATUS_RULE),
+      z.null(),
+    ])
     .optional(),
   headers: keyValuesSchema.optional(),
   data: z.unknown().optional(),
@@ -35,10 +37,8 @@ function invalid(message: string): TroupeError {
 /** The status after references resolved: a number, or a text holding one; 200 when absent. */
 export function responseStatus(status: unknown): number {
   if (status === undefined) return 200;
-  const n = typeof status === 'string' && NUMERIC.test(status) ? Number(status) : status;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 100 || n > 599) {
-    throw invalid(`response ${STATUS_RULE}, got ${JSON.stringify(status) ?? String(status)}`);
-  }
+  const n = statusOf(status);
+  if (n === null) throw invalid(`response ${STATUS_RULE}, got ${JSON.stringify(status) ?? String(status)}`);
   return n;
 }
 

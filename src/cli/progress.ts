@@ -22,18 +22,18 @@ export class RunningBlocks {
   private readonly running = new Map<string, string>();
 
   see(event: ExecutionEvent): void {
-    if (event.type === 'block.started') this.running.set(keyOf(event.data), label(event.data.blockName, event.data.blockType, event.data.iteration));
-    else if (event.type === 'block.completed' || event.type === 'block.failed' || event.type === 'block.skipped') this.running.delete(keyOf(event.data));
+    if (event.type === 'block.started') {
+      const { blockId, blockName, blockType, iteration } = event.data;
+      this.running.set(logKey(blockId, iteration), label(blockName, blockType, iteration));
+    } else if (event.type === 'block.completed' || event.type === 'block.failed' || event.type === 'block.skipped') {
+      this.running.delete(logKey(event.data.blockId, event.data.iteration));
+    }
   }
 
   /** One line per block the run's end cut off. */
   cancelledLines(): string[] {
     return [...this.running.values()].map((name) => `■ ${name} cancelled`);
   }
-}
-
-function keyOf(data: { blockId: string; iteration: IterationRef | null }): string {
-  return logKey(data.blockId, data.iteration);
 }
 
 /** One line per block start and end: name, status, duration. */

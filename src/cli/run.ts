@@ -28,25 +28,27 @@ export async function runCommand(args: string[]): Promise<number> {
     const progress = new RunningBlocks();
     // installed before the start: a signal while the record is being written still cancels
     const interrupt = new Interrupt();
-    const handle = await runtime.engine.start(
-      compiled,
-      {
-        workflowId: def.id ?? 'cli',
-        version: 1,
-        input,
-        trigger: { type: 'manual', source: 'cli' },
-        ...(values.timeout === undefined ? {} : { timeoutMs: Number(values.timeout) }),
-      },
-      (event) => {
-        progress.see(event);
-        const line = formatEvent(event);
-        if (line !== null && !quiet) process.stderr.write(line + '\n');
-      },
-    ).catch((err: unknown) => {
+    let result: ExecutionResult;
+    try {
+      const handle = await runtime.engine.start(
+        compiled,
+        {
+          workflowId: def.id ?? 'cli',
+          version: 1,
+          input,
+          trigger: { type: 'manual', source: 'cli' },
+          ...(values.timeout === undefined ? {} : { timeoutMs: Number(values.timeout) }),
+        },
+        (event) => {
+          progress.see(event);
+          const line = formatEvent(event);
+          if (line !== null && !quiet) process.stderr.write(line + '\n');
+        },
+      );
+      result = await interrupt.cancels(handle);
+    } finally {
       interrupt.stop();
-      throw err;
-    });
-    const result = await interrupt.cancels(handle);
+    }
     if (!quiet) for (const line of progress.cancelledLines()) process.stderr.write(line + '\n');
     process.stdout.write(quiet ? JSON.stringify(result) + '\n' : formatResult(result));
     if (result.status === 'cancelled' && interrupt.signal !== null) return 128 + (os.constants.signals[interrupt.signal] ?? 2);
@@ -73,14 +75,10 @@ class Interrupt {
   }
 
   /** Waits for the run, cancelling it on a signal (at once if one came while it was starting). */
-  async cancels(handle: { done: Promise<ExecutionResult>; cancel(): void }): Promise<ExecutionResult> {
+  cancels(handle: { done: Promise<ExecutionResult>; cancel(): void }): Promise<ExecutionResult> {
     this.cancel = () => handle.cancel();
     if (this.signal !== null) handle.cancel();
-    try {
-      return await handle.done;
-    } finally {
-      this.stop();
-    }
+    return handle.done;
   }
 
   stop(): void {

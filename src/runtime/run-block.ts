@@ -103,8 +103,10 @@ function completed(run: BlockRunInput, result: BlockResult, input: unknown, atte
   const output = redactSecrets(result.output, secretValues) as Record<string, unknown>;
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
   const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: redactSecrets(result.attemptLog, secretValues) as unknown[] };
-  const live = secretValues.length === 0 ? {} : { live: result.output };
-  return { kind: 'completed', output, ...live, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
+  const outcome: BlockOutcome = { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
+  // set, not spread: this runs for every block, and most executions have no secret
+  if (secretValues.length > 0) outcome.live = result.output;
+  return outcome;
 }
 
 /**

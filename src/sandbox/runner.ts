@@ -1,8 +1,9 @@
 /**
  * The script that runs inside a fresh isolated-vm Context for every call, built around the user's
  * code: `runnerSource(kind, code)`. It is compiled once per isolate and code text (IsolateSlot
- * caches the Script), so repeated runs of a block only pay for the fresh context and the run. The user code becomes the body of a parenthesized async
- * function expression defined first; the runner below it installs console and bindings, calls it, and serializes the outcome.
+ * caches the Script), so repeated runs of a block only pay for the fresh context and the run.
+ * The user code becomes the body of a parenthesized async function expression defined first;
+ * the runner below it installs console and bindings, calls it, and serializes the outcome.
  * Splicing (rather than `new AsyncFunction(code)` inside the context, which compiles again in
  * every fresh context) is what makes the Script cacheable. Code
  * that closes the function early only reaches its own call's runner locals (the context is

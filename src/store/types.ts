@@ -206,6 +206,57 @@ export interface SecretRepo {
   delete(name: string): Promise<boolean>;
 }
 
+// ---- webhooks -------------------------------------------------------------------------------
+
+/** Where `POST /webhooks/{path}` leads: an index kept at deploy time, checked against the pinned version. */
+export interface WebhookRoute {
+  path: string;
+  workflowId: string;
+  triggerId: string;
+}
+
+export type WebhookEventStatus = 'pending' | 'started';
+
+/** One accepted webhook delivery: written before the 202, so an accepted event is never lost. */
+export interface WebhookEvent {
+  id: string;
+  workflowId: string;
+  triggerId: string;
+  /** the deployed version it was accepted for: it runs on that version, even after a redeploy */
+  version: number;
+  /** the provider's delivery id (de-duplication key), null when the request carried none */
+  deliveryId: string | null;
+  /** the starter's input: `{ body, headers, query, method }` */
+  payload: unknown;
+  receivedAt: string;
+  status: WebhookEventStatus;
+  /** chosen at accept time: starting it is creating this execution, which can happen only once */
+  executionId: string;
+}
+
+export interface WebhookRepo {
+  /**
+   * Replaces the workflow's routes. TroupeError CONFLICT (nothing written, details.path) when a
+   * path is routed to another workflow.
+   */
+  putRoutes(workflowId: string, routes: readonly { path: string; triggerId: string }[]): Promise<void>;
+  findRoute(path: string): Promise<WebhookRoute | null>;
+  deleteRoutes(workflowId: string): Promise<number>;
+  /**
+   * Stores a pending event unless the same (workflowId, triggerId, deliveryId) was accepted at
+   * or after `dedupSince`: then nothing is written and the earlier event is returned with
+   * `duplicate: true`. Events without a delivery id are never duplicates.
+   */
+  accept(event: WebhookEvent, dedupSince: string): Promise<{ event: WebhookEvent; duplicate: boolean }>;
+  /** pending → started (its execution exists); false when it was not pending */
+  markStarted(eventId: string): Promise<boolean>;
+  get(eventId: string): Promise<WebhookEvent | null>;
+  /** pending events received at or before `receivedBefore`, oldest first */
+  listPending(receivedBefore: string, limit: number): Promise<WebhookEvent[]>;
+  /** deletes started events received before `before` (their delivery ids stop de-duplicating); returns how many */
+  purgeStarted(before: string): Promise<number>;
+}
+
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
@@ -215,6 +266,7 @@ export interface Store {
   readonly apiKeys: ApiKeyRepo;
   readonly executions: ExecutionRepo;
   readonly secrets: SecretRepo;
+  readonly webhooks: WebhookRepo;
   /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
   ping(): Promise<void>;
   close(): Promise<void>;

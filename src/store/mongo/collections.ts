@@ -15,6 +15,9 @@ export const COLLECTIONS = {
   blockLogs: 'block_logs',
   events: 'execution_events',
   secrets: 'secrets',
+  webhookRoutes: 'webhook_routes',
+  webhookEvents: 'webhook_events',
+  webhookDeliveries: 'webhook_deliveries',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -30,6 +33,12 @@ export interface ExecutionDoc {
 export interface BlockLogDoc { executionId: string; blockId: string; iterationKey: string; order: number; status: string; body: string }
 export interface EventDoc { executionId: string; seq: number; event: string; data: string; at: string }
 export interface SecretDoc { _id: string; ciphertext: string; updatedAt: string }
+export interface WebhookRouteDoc { _id: string; workflowId: string; triggerId: string }
+export interface WebhookEventDoc {
+  _id: string; workflowId: string; triggerId: string; version: number; deliveryId: string | null; payload: string; receivedAt: string; status: string; executionId: string;
+}
+/** `_id` is the de-duplication key (workflow, trigger, delivery id): the unique index makes accept atomic across instances */
+export interface WebhookDeliveryDoc { _id: string; workflowId: string; eventId: string; receivedAt: string }
 
 const NAMESPACE_EXISTS = 48;
 
@@ -43,6 +52,9 @@ const INDEXES: Record<string, IndexDescription[]> = {
   ],
   [COLLECTIONS.blockLogs]: [{ key: { executionId: 1, blockId: 1, iterationKey: 1 }, unique: true }, { key: { executionId: 1, order: 1 } }],
   [COLLECTIONS.events]: [{ key: { executionId: 1, seq: 1 }, unique: true }],
+  [COLLECTIONS.webhookRoutes]: [{ key: { workflowId: 1 } }],
+  [COLLECTIONS.webhookEvents]: [{ key: { status: 1, receivedAt: 1, _id: 1 } }, { key: { workflowId: 1 } }],
+  [COLLECTIONS.webhookDeliveries]: [{ key: { receivedAt: 1 } }, { key: { workflowId: 1 } }],
 };
 
 /**

@@ -10,6 +10,7 @@ import { MongoDeployments } from './deployments.js';
 import { MongoExecutions } from './executions.js';
 import { MongoSecrets } from './secrets.js';
 import { supportsTransactions, Txn } from './txn.js';
+import { MongoWebhooks } from './webhooks.js';
 import { MongoWorkflows } from './workflows.js';
 
 export interface OpenMongoOptions {
@@ -50,6 +51,7 @@ function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
     apiKeys: guarded(new MongoApiKeys(db, now), 'apiKeys'),
     executions: guarded(new MongoExecutions(db, txn, now), 'executions'),
     secrets: guarded(new MongoSecrets(db, now), 'secrets'),
+    webhooks: guarded(new MongoWebhooks(db), 'webhooks'),
     async ping() {
       try {
         await db.command({ ping: 1 });

@@ -12,6 +12,9 @@ const CASCADE: readonly [string, string][] = [
   [COLLECTIONS.workflowVersions, 'workflowId'],
   [COLLECTIONS.deployments, '_id'],
   [COLLECTIONS.apiKeys, 'workflowId'],
+  [COLLECTIONS.webhookRoutes, 'workflowId'],
+  [COLLECTIONS.webhookEvents, 'workflowId'],
+  [COLLECTIONS.webhookDeliveries, 'workflowId'],
 ];
 const MAX_CAS_ATTEMPTS = 20;
 

@@ -8,6 +8,7 @@ import type { SqliteOptions } from './db.js';
 import { SqliteDeployments } from './deployments.js';
 import { SqliteExecutions } from './executions.js';
 import { SqliteSecrets } from './secrets.js';
+import { SqliteWebhooks } from './webhooks.js';
 import { SqliteWorkflows } from './workflows.js';
 import { inlineWriter, ThreadWriter } from './writer.js';
 
@@ -35,6 +36,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     apiKeys: guarded(new SqliteApiKeys(db, now), 'apiKeys'),
     executions: guarded(new SqliteExecutions(db, now, writer), 'executions'),
     secrets: guarded(new SqliteSecrets(db, now), 'secrets'),
+    webhooks: guarded(new SqliteWebhooks(db), 'webhooks'),
     async ping() {
       if (closed || !db.open) throw new TroupeError('STORE_ERROR', 'SQLite store is closed', { retryable: false });
       db.prepare('SELECT 1').get();

@@ -91,4 +91,28 @@ export const MIGRATIONS: readonly string[] = [
     FROM execution_events;
   DROP TABLE execution_events;
   `,
+  // Webhooks (SPEC §4.3): the path index of deployed workflows, and every accepted delivery,
+  // written before the 202 so an accepted event survives a crash before its execution starts.
+  `
+  CREATE TABLE webhook_routes (
+    path        TEXT PRIMARY KEY,
+    workflow_id TEXT NOT NULL,
+    trigger_id  TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX webhook_routes_by_workflow ON webhook_routes (workflow_id);
+  CREATE TABLE webhook_events (
+    id           TEXT PRIMARY KEY,
+    workflow_id  TEXT NOT NULL,
+    trigger_id   TEXT NOT NULL,
+    version      INTEGER NOT NULL,
+    delivery_id  TEXT,
+    payload      TEXT NOT NULL,
+    received_at  TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    execution_id TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX webhook_events_by_delivery ON webhook_events (workflow_id, trigger_id, delivery_id, received_at);
+  CREATE INDEX webhook_events_by_status ON webhook_events (status, received_at);
+  CREATE INDEX webhook_events_by_workflow ON webhook_events (workflow_id);
+  `,
 ];

@@ -19,6 +19,7 @@ import { executeRoutes } from './routes/execute.js';
 import { executionRoutes } from './routes/executions.js';
 import { secretRoutes } from './routes/secrets.js';
 import { systemRoutes } from './routes/system.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 import type { AppDeps, AppState } from './types.js';
 
@@ -62,6 +63,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...deployRoutes(services),
     ...secretRoutes(services),
     ...executionRoutes(services, deps.adminToken, deps.logger),
+    ...webhookRoutes(services, deps.logger),
     ...systemRoutes({
       store: deps.store, bus: deps.bus, metrics, readyTimeoutMs: deps.readyTimeoutMs ?? 2000, busPrefix: deps.config.busPrefix, allRoutes: () => routes, version: packageVersion(),
     }),

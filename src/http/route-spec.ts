@@ -26,6 +26,8 @@ export interface RouteSpec {
   method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI form: /api/workflows/{id} */
   path: string;
+  /** the router's own pattern, when the OpenAPI form cannot say it (a parameter spanning segments) */
+  routerPath?: string;
   operationId: string;
   summary: string;
   description?: string;
@@ -57,7 +59,7 @@ export function mount(router: Router<AppState>, specs: readonly RouteSpec[], adm
       await spec.handler(ctx);
     };
     const chain = spec.auth === 'admin' ? [tag, admin, handler] : [tag, handler];
-    router.register(toRouterPath(spec.path), [spec.method.toUpperCase()], chain as never);
+    router.register(spec.routerPath ?? toRouterPath(spec.path), [spec.method.toUpperCase()], chain as never);
   }
 }
 

@@ -83,6 +83,11 @@ export const syncResultSchema = z.object({
 
 export const acceptedSchema = z.object({ executionId: z.string(), statusUrl: z.string() });
 
+export const webhookAcceptedSchema = z.object({
+  eventId: z.string(),
+  duplicate: z.boolean().describe('true: this delivery id was accepted within the last 24 h; nothing was started'),
+});
+
 // ---- execution records ------------------------------------------------------------------------
 
 export const blockLogSchema = z.object({

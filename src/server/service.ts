@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/load.js';
 import { TroupeError } from '../errors.js';
-import { createApp } from '../http/app.js';
+import { buildApp } from '../http/app.js';
 import { openRuntime, type Runtime } from '../main.js';
 import { storeSecretSource } from '../service/index.js';
 import { recoverExecutions, type RecoveryReport } from './recovery.js';
@@ -46,7 +46,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   });
   try {
     const recovery = await recover(runtime, logger, false);
-    const app = createApp({
+    const { app, services } = buildApp({
       config,
       store: runtime.store,
       bus: runtime.bus,
@@ -59,6 +59,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     const server = http.createServer(app.callback());
     const port = await listen(server, config);
     const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger) : undefined;
+    // accepted webhook events left pending (a crash, back-pressure) start from here
+    services.webhooks.startSweeper();
     const url = serviceUrl(config, port);
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory' }, 'troupe listening');
     let stopping: Promise<void> | undefined;
@@ -71,6 +73,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       server,
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
+        services.webhooks.stopSweeper();
         stopping ??= shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason);
         return stopping;
       },

@@ -4,6 +4,7 @@
  * revoked, across undeploy and redeploy.
  */
 import { TroupeError } from '../errors.js';
+import type { WebhookTrigger, WorkflowDef } from '../model/types.js';
 import type { Deployment, Store } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
 import type { LookupCache } from './lookup-cache.js';
@@ -34,7 +35,9 @@ export class DeploymentService {
     const deployedAt = new Date(this.now()).toISOString();
     // compile before pinning: a version that no longer compiles is never deployed, and the
     // first execute does not pay for compiling
-    this.cache.load(wf, deployedAt);
+    const loaded = this.cache.load(wf, deployedAt);
+    // the path index first: a path another deployed workflow holds refuses the deploy (CONFLICT)
+    await routeWebhooks(this.store, workflowId, loaded.def);
     const saved = await this.store.deployments.put({ workflowId, version: wf.version, deployedAt, endpoint: executeEndpoint(workflowId) });
     this.lookups.changed(workflowId);
     const apiKey = await this.keys.issue(workflowId);
@@ -45,6 +48,7 @@ export class DeploymentService {
   async undeploy(workflowId: string): Promise<void> {
     if ((await this.store.workflows.get(workflowId)) === null) throw workflowNotFound(workflowId);
     await this.store.deployments.delete(workflowId);
+    await routeWebhooks(this.store, workflowId, null);
     this.lookups.changed(workflowId);
   }
 
@@ -67,6 +71,13 @@ export class DeploymentService {
     }
     return this.cache.load(stored, d.deployedAt);
   }
+}
+
+/** Keeps `POST /webhooks/{path}` in step with what is deployed (`def` null: undeployed). */
+async function routeWebhooks(store: Store, workflowId: string, def: WorkflowDef | null): Promise<void> {
+  const hooks = (def?.triggers ?? []).filter((t): t is WebhookTrigger => t.type === 'webhook');
+  if (hooks.length === 0) await store.webhooks.deleteRoutes(workflowId);
+  else await store.webhooks.putRoutes(workflowId, hooks.map((t) => ({ path: t.path, triggerId: t.id })));
 }
 
 export function deploymentView(d: Deployment): DeploymentView {

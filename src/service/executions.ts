@@ -36,6 +36,15 @@ export interface ExecutionServiceOptions {
 export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed', 'cancelled'];
 const RETRY_AFTER_OVERLOADED_SEC = 1;
 
+export interface StartOptions {
+  awaitRecord?: boolean;
+  /**
+   * Chosen by the caller when starting must happen at most once (a webhook event): with
+   * `awaitRecord`, a second start with the same id rejects with CONFLICT and runs nothing.
+   */
+  executionId?: string;
+}
+
 export type ExecutionDetail = ExecutionRecord & { logs: BlockLog[] };
 
 export class ExecutionService {
@@ -71,8 +80,9 @@ export class ExecutionService {
    * Resolves once the record exists (status running), or at once with `awaitRecord: false` (see
    * StartRequest); `done` resolves when it has ended and its record is written.
    */
-  async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: { awaitRecord?: boolean } = {}): Promise<ExecutionHandle> {
-    const id = this.opts.newId?.() ?? newExecutionId();
+  async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: StartOptions = {}): Promise<ExecutionHandle> {
+    const id = opts.executionId ?? this.opts.newId?.() ?? newExecutionId();
+    if (this.live.has(id)) throw new TroupeError('CONFLICT', `execution ${id} is already running here`, { details: { executionId: id } });
     const listener = this.live.open(id, (e) => this.observeBlock(e));
     this.starting += 1;
     let handle: ExecutionHandle;

@@ -12,7 +12,9 @@ import { ApiKeyService } from './keys.js';
 import { LookupCache } from './lookup-cache.js';
 import { TokenBuckets } from './rate-limit.js';
 import { SecretService } from './secrets.js';
+import { WebhookService } from './webhooks.js';
 import { WorkflowService } from './workflows.js';
+import { chainSecrets, envSecrets } from '../runtime/secrets.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -39,6 +41,7 @@ export interface Services {
   executions: ExecutionService;
   rateLimits: TokenBuckets;
   lookups: LookupCache;
+  webhooks: WebhookService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -46,22 +49,37 @@ export function createServices(deps: ServiceDeps): Services {
   const cache = new CompiledCache(deps.registry);
   const lookups = new LookupCache(now, deps.bus);
   const keys = new ApiKeyService(deps.store, now, lookups);
+  const deployments = new DeploymentService(deps.store, keys, cache, now, lookups);
+  const secrets = new SecretService(deps.store, deps.secretKey);
+  const executions = new ExecutionService({
+    store: deps.store,
+    engine: deps.engine,
+    logger: deps.logger,
+    maxInflight: deps.maxInflight,
+    ...(deps.observer ? { observer: deps.observer } : {}),
+    ...(deps.pollMs === undefined ? {} : { pollMs: deps.pollMs }),
+  });
+  const webhooks = new WebhookService({
+    store: deps.store,
+    deployments,
+    executions,
+    cache,
+    // as the engine resolves {{NAME}}: the secrets API, then TROUPE_VAR_NAME
+    secrets: chainSecrets(secrets.source(), envSecrets()),
+    logger: deps.logger,
+    now,
+    ...(deps.bus ? { bus: deps.bus } : {}),
+  });
   return {
     cache,
     lookups,
     workflows: new WorkflowService(deps.store, deps.registry, cache, lookups),
     keys,
-    deployments: new DeploymentService(deps.store, keys, cache, now, lookups),
-    secrets: new SecretService(deps.store, deps.secretKey),
-    executions: new ExecutionService({
-      store: deps.store,
-      engine: deps.engine,
-      logger: deps.logger,
-      maxInflight: deps.maxInflight,
-      ...(deps.observer ? { observer: deps.observer } : {}),
-      ...(deps.pollMs === undefined ? {} : { pollMs: deps.pollMs }),
-    }),
+    deployments,
+    secrets,
+    executions,
     rateLimits: new TokenBuckets(deps.keyRateLimit, now),
+    webhooks,
   };
 }
 

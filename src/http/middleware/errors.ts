@@ -22,6 +22,8 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   INVALID_WORKFLOW: 422,
   INVALID_INPUT: 422,
   RATE_LIMITED: 429,
+  // a webhook whose secret is not set: the operator's to fix, and the name is no secret
+  MISSING_SECRET: 500,
   NOT_IMPLEMENTED: 501,
   OVERLOADED: 503,
   NOT_READY: 503,

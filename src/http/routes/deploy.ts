@@ -12,7 +12,12 @@ export function deployRoutes(s: Services): RouteSpec[] {
       method: 'post', path: '/api/workflows/{id}/deploy', operationId: 'deployWorkflow', tag: 'deployments', auth: 'admin',
       summary: 'Deploy the current version as API: pins it and issues a new API key (shown once)',
       description: 'Deploying again re-pins the then current version and issues another key; earlier keys stay valid until revoked.',
-      responses: { 201: { description: 'the deployment and a new API key', schema: deployResponseSchema }, 401: unauthorized, 404: notFound },
+      responses: {
+        201: { description: 'the deployment and a new API key', schema: deployResponseSchema },
+        401: unauthorized,
+        404: notFound,
+        409: errorResponse('a webhook path of this version is served by another deployed workflow (CONFLICT, details.path)'),
+      },
       handler: async (ctx) => {
         ctx.status = 201;
         ctx.body = await s.deployments.deploy(param(ctx, 'id'));

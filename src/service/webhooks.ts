@@ -1,0 +1,221 @@
+/**
+ * Webhook triggers (SPEC §4.3). An accepted delivery is written to the store before the answer
+ * (the durable part), announced on the bus, then started. Its execution id is chosen when it is
+ * accepted, so starting it is creating that execution record, which can happen once only: the
+ * instance that accepted it, a restarted one or another instance's sweep may all try, and one
+ * wins. Pending events left by a crash or by back-pressure are started by the sweep.
+ */
+import type { Logger } from 'pino';
+import { webhookEvents } from '../bus/subjects.js';
+import type { Bus } from '../bus/types.js';
+import { TroupeError } from '../errors.js';
+import type { WebhookTrigger } from '../model/types.js';
+import { deliveryIdOf, starterHeaders, verifySignature, type WebhookProvider } from '../model/webhook-signature.js';
+import type { ExecutionHandle } from '../runtime/engine.js';
+import { newExecutionId } from '../runtime/ids.js';
+import type { SecretSource } from '../runtime/types.js';
+import type { Store, WebhookEvent } from '../store/types.js';
+import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
+import type { DeploymentService } from './deployments.js';
+import type { ExecutionService } from './executions.js';
+import { parseWebhookBody } from './webhook-body.js';
+
+/** SPEC §4.3: the same delivery id within 24 h starts nothing */
+export const DEDUP_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** a pending event younger than this is left to the instance that accepted it */
+const SWEEP_GRACE_MS = 5_000;
+const SWEEP_BATCH = 100;
+
+export interface WebhookRequest {
+  path: string;
+  rawBody: Buffer;
+  /** lower-case names; repeated headers joined with ", " */
+  headers: Record<string, string | undefined>;
+  query: Record<string, unknown>;
+  method: string;
+}
+
+export type WebhookOutcome =
+  | { mode: 'accepted'; eventId: string; executionId: string; duplicate: boolean }
+  | { mode: 'sync'; eventId: string; handle: ExecutionHandle };
+
+export interface WebhookServiceDeps {
+  store: Store;
+  deployments: DeploymentService;
+  executions: ExecutionService;
+  cache: CompiledCache;
+  secrets: SecretSource;
+  logger: Logger;
+  now: () => number;
+  bus?: { bus: Bus; prefix: string };
+  newId?: () => string;
+}
+
+interface Target {
+  loaded: LoadedWorkflow;
+  trigger: WebhookTrigger;
+}
+
+const SECRET_REF = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/;
+
+export class WebhookService {
+  /** events this instance is starting now: the sweep leaves them alone */
+  private readonly starting = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private lastPurge = 0;
+
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  async receive(req: WebhookRequest): Promise<WebhookOutcome> {
+    const { loaded, trigger } = await this.resolve(req.path);
+    const provider: WebhookProvider = trigger.provider ?? 'generic';
+    await this.checkSignature(trigger, provider, req);
+    const body = parseWebhookBody(req.rawBody, req.headers['content-type'] ?? '');
+    const input = { body, headers: starterHeaders(provider, req.headers), query: req.query, method: req.method };
+    this.deps.executions.validateInput(loaded, input);
+    const sync = trigger.responseMode === 'sync';
+    if (sync) this.deps.executions.ensureCapacity();
+    const accepted = await this.accept(loaded, trigger, input, deliveryIdOf(provider, req.headers, body));
+    const ev = accepted.event;
+    if (accepted.duplicate) return { mode: 'accepted', eventId: ev.id, executionId: ev.executionId, duplicate: true };
+    await this.announce(ev);
+    if (sync) {
+      const handle = await this.startEvent(ev, loaded);
+      if (handle !== null) return { mode: 'sync', eventId: ev.id, handle };
+    } else {
+      this.startInBackground(ev, loaded);
+    }
+    return { mode: 'accepted', eventId: ev.id, executionId: ev.executionId, duplicate: false };
+  }
+
+  /** Starts pending events (crash leftovers, back-pressure) now and then; forgets old delivery ids. */
+  startSweeper(intervalMs = 1_000): void {
+    if (this.sweepTimer !== undefined) return;
+    const tick = (graceMs?: number): void => {
+      this.sweep(graceMs).catch((err: unknown) => this.deps.logger.error({ err }, 'webhook sweep failed'));
+    };
+    this.sweepTimer = setInterval(tick, intervalMs);
+    this.sweepTimer.unref();
+    // at start-up nothing is being started here yet: whatever is pending was left by a stop
+    tick(0);
+  }
+
+  stopSweeper(): void {
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  async sweep(graceMs = SWEEP_GRACE_MS): Promise<number> {
+    const now = this.deps.now();
+    if (now - this.lastPurge > 60_000) {
+      this.lastPurge = now;
+      await this.deps.store.webhooks.purgeStarted(new Date(now - DEDUP_WINDOW_MS).toISOString());
+    }
+    const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
+    let started = 0;
+    for (const ev of pending) {
+      if (this.starting.has(ev.id)) continue;
+      if (!this.hasCapacity()) break;
+      if ((await this.startEvent(ev)) !== null) started += 1;
+    }
+    return started;
+  }
+
+  private async resolve(path: string): Promise<Target> {
+    const notFound = (): TroupeError => new TroupeError('NOT_FOUND', `no webhook at /webhooks/${path}`, { details: { path } });
+    const route = await this.deps.store.webhooks.findRoute(path);
+    if (route === null) throw notFound();
+    const deployment = await this.deps.deployments.get(route.workflowId);
+    if (deployment === null) throw notFound();
+    const loaded = await this.deps.deployments.loadDeployed(deployment);
+    // the index may lag a redeploy: the pinned version's own triggers decide
+    const trigger = (loaded.def.triggers ?? []).find((t): t is WebhookTrigger => t.type === 'webhook' && t.path === path);
+    if (trigger === undefined) throw notFound();
+    return { loaded, trigger };
+  }
+
+  private async checkSignature(trigger: WebhookTrigger, provider: WebhookProvider, req: WebhookRequest): Promise<void> {
+    if (trigger.secret === undefined) return;
+    const ref = SECRET_REF.exec(trigger.secret);
+    const secret = ref?.[1] === undefined ? trigger.secret : await this.deps.secrets.get(ref[1]);
+    if (secret === undefined) {
+      this.deps.logger.error({ path: req.path, secret: ref?.[1] }, 'webhook secret is not set');
+      throw new TroupeError('MISSING_SECRET', `the secret of webhook /webhooks/${req.path} is not set`, { details: { name: ref?.[1] ?? null } });
+    }
+    const check = verifySignature(provider, secret, req.rawBody, req.headers, this.deps.now());
+    if (!check.ok) throw new TroupeError('UNAUTHORIZED', `invalid webhook signature: ${check.reason}`);
+  }
+
+  private accept(loaded: LoadedWorkflow, trigger: WebhookTrigger, input: unknown, deliveryId: string | null): Promise<{ event: WebhookEvent; duplicate: boolean }> {
+    const now = this.deps.now();
+    const event: WebhookEvent = {
+      id: this.deps.newId?.() ?? newExecutionId(now),
+      workflowId: loaded.workflowId,
+      triggerId: trigger.id,
+      version: loaded.version,
+      deliveryId,
+      payload: input,
+      receivedAt: new Date(now).toISOString(),
+      status: 'pending',
+      executionId: newExecutionId(now),
+    };
+    return this.deps.store.webhooks.accept(event, new Date(now - DEDUP_WINDOW_MS).toISOString());
+  }
+
+  /** SPEC §5: one message per accepted event, flushed to the server before the answer. */
+  private async announce(ev: WebhookEvent): Promise<void> {
+    const target = this.deps.bus;
+    if (target === undefined) return;
+    try {
+      const { id: eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, payload } = ev;
+      target.bus.publish(webhookEvents(target.prefix, workflowId, triggerId), { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: payload });
+      await target.bus.flush();
+    } catch (err) {
+      // the event is already durable in the store and will run: a bus outage must not lose it
+      this.deps.logger.warn({ err, eventId: ev.id }, 'webhook event could not be announced on the bus');
+    }
+  }
+
+  private startInBackground(ev: WebhookEvent, loaded: LoadedWorkflow): void {
+    if (!this.hasCapacity()) return; // stays pending: the sweep starts it when there is room
+    this.startEvent(ev, loaded).catch((err: unknown) => this.deps.logger.error({ err, eventId: ev.id }, 'webhook execution did not start'));
+  }
+
+  private hasCapacity(): boolean {
+    try {
+      this.deps.executions.ensureCapacity();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** null when it was started before (here, elsewhere, or before a crash) or cannot run any more */
+  private async startEvent(ev: WebhookEvent, loaded?: LoadedWorkflow): Promise<ExecutionHandle | null> {
+    if (this.starting.has(ev.id)) return null;
+    this.starting.add(ev.id);
+    try {
+      const workflow = loaded ?? (await this.loadVersion(ev));
+      if (workflow === null) {
+        this.deps.logger.warn({ eventId: ev.id, workflowId: ev.workflowId, version: ev.version }, 'webhook event dropped: its workflow version is gone');
+        await this.deps.store.webhooks.markStarted(ev.id);
+        return null;
+      }
+      const trigger = { type: 'webhook' as const, triggerId: ev.triggerId, eventId: ev.id };
+      const handle = await this.deps.executions.start(workflow, ev.payload, trigger, { executionId: ev.executionId, awaitRecord: true });
+      await this.deps.store.webhooks.markStarted(ev.id);
+      return handle;
+    } catch (err) {
+      if (!(err instanceof TroupeError) || err.code !== 'CONFLICT') throw err;
+      await this.deps.store.webhooks.markStarted(ev.id);
+      return null;
+    } finally {
+      this.starting.delete(ev.id);
+    }
+  }
+
+  private async loadVersion(ev: WebhookEvent): Promise<LoadedWorkflow | null> {
+    const stored = await this.deps.store.workflows.getVersion(ev.workflowId, ev.version);
+    return stored === null ? null : this.deps.cache.load(stored, stored.updatedAt);
+  }
+}

@@ -1,0 +1,92 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { signHeaders } from '../../src/model/webhook-signature.js';
+import { call, ensureStopped, startServe, type ServeProcess } from './serve-helpers.js';
+
+const SECRET = 'serve-webhook-secret-0123456789';
+
+/** a webhook trigger → a function that busy-waits 40 ms: with 2 executions in flight at most, events queue up */
+const hookWorkflow = {
+  id: 'hooked',
+  name: 'Hooked',
+  triggers: [{ type: 'webhook', id: 'in', path: 'events/in', provider: 'generic', secret: '{{HOOK_SECRET}}' }],
+  blocks: [
+    { id: 'start', type: 'starter', name: 'Start', config: {} },
+    { id: 'work', type: 'function', name: 'Work', config: { code: 'const t0 = Date.now();\nwhile (Date.now() - t0 < 40) {}\nreturn <start.body.n>;' } },
+  ],
+  connections: [{ from: 'start', to: 'work' }],
+};
+
+async function post(url: string, n: number): Promise<string | null> {
+  const body = JSON.stringify({ n });
+  try {
+    const res = await fetch(`${url}/webhooks/events/in`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Delivery-Id': `delivery-${n}`, ...signHeaders('generic', SECRET, Buffer.from(body), Date.now()) },
+      body,
+      signal: AbortSignal.timeout(30_000),
+    });
+    if (res.status !== 202) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
+    return res.headers.get('x-execution-id');
+  } catch (err) {
+    // a request the kill cut off was never acknowledged: it may vanish
+    if (/fetch failed|terminated|other side closed|ECONNRESET|aborted/i.test(String((err as Error).cause ?? err))) return null;
+    throw err;
+  }
+}
+
+describe('troupe serve: webhooks (child process)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let proc: ServeProcess | undefined;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-serve-hooks-'));
+  });
+  afterEach(async () => {
+    await ensureStopped(proc);
+    proc = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('loses no acknowledged webhook event when killed with SIGKILL while events queue', async () => {
+    const data = join(dir, 'data');
+    const env = { TROUPE_MAX_INFLIGHT: '2' };
+    proc = await startServe(data, [], env);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    expect((await call(proc.url, 'PUT', '/api/secrets/HOOK_SECRET', { token, body: { value: SECRET } })).status).to.be.oneOf([200, 201]);
+    expect((await call(proc.url, 'POST', '/api/workflows', { token, body: hookWorkflow })).status).to.equal(201);
+    expect((await call(proc.url, 'POST', '/api/workflows/hooked/deploy', { token })).status).to.equal(201);
+
+    const acked = (await Promise.all(Array.from({ length: 40 }, (_, n) => post(proc!.url, n)))).filter((id): id is string => id !== null);
+    expect(acked, 'every event is acknowledged before the kill').to.have.length(40);
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+
+    proc = await startServe(data, [], env);
+    const outcomes = new Map<string, string>();
+    const deadline = Date.now() + 90_000;
+    while (outcomes.size < acked.length && Date.now() < deadline) {
+      for (const id of acked) {
+        if (outcomes.has(id)) continue;
+        const r = await call(proc.url, 'GET', `/api/executions/${id}`, { token });
+        if (r.status === 200 && ['completed', 'failed'].includes(r.body.status as string)) {
+          outcomes.set(id, r.body.status === 'completed' ? `completed:${JSON.stringify(r.body.output)}` : `failed:${r.body.error?.code as string}`);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(outcomes.size, 'every acknowledged event has an ended execution').to.equal(acked.length);
+    let completed = 0;
+    for (const outcome of outcomes.values()) {
+      expect(outcome).to.match(/^completed:\{"result":\d+,|^failed:INTERRUPTED$/);
+      if (outcome.startsWith('completed')) completed += 1;
+    }
+    expect(completed, 'events still pending at the kill ran after the restart').to.be.greaterThan(0);
+    // a provider retrying a delivery after the restart starts nothing new
+    const retry = await post(proc.url, 3);
+    expect(retry).to.equal(acked[3]);
+  });
+});

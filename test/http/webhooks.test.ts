@@ -1,0 +1,218 @@
+import { expect } from 'chai';
+import { signHeaders, type WebhookProvider } from '../../src/model/webhook-signature.js';
+import { auth, makeHarness, type Harness } from './support.js';
+
+const SECRET = 'whsec-test-0123456789';
+
+function hookWorkflow(id: string, trigger: Record<string, unknown>, blocks?: unknown[], to = 'r'): Record<string, unknown> {
+  return {
+    id,
+    name: `Hook ${id}`,
+    triggers: [{ type: 'webhook', id: 'hook', secret: '{{HOOK_SECRET}}', ...trigger }],
+    blocks: blocks ?? [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'r', type: 'response', name: 'Reply', config: { status: 201, headers: { 'X-Hook': 'yes' }, data: { got: '<start.body>', method: '<start.method>' } } },
+    ],
+    connections: [{ from: 'start', to }],
+  };
+}
+
+async function deploy(h: Harness, doc: Record<string, unknown>): Promise<void> {
+  await h.http.post('/api/workflows').set(auth).send(doc).expect(201);
+  await h.http.post(`/api/workflows/${String(doc['id'])}/deploy`).set(auth).expect(201);
+}
+
+function post(h: Harness, path: string, body: string, headers: Record<string, string> = {}) {
+  return h.http.post(`/webhooks/${path}`).set({ 'Content-Type': 'application/json', ...headers }).send(body);
+}
+
+function signed(provider: WebhookProvider, body: string, nowMs = Date.now(), secret = SECRET): Record<string, string> {
+  return signHeaders(provider, secret, Buffer.from(body), nowMs);
+}
+
+async function ended(h: Harness, executionId: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 200; i++) {
+    const res = await h.http.get(`/api/executions/${executionId}`).set(auth);
+    if (res.status === 200 && ['completed', 'failed', 'cancelled'].includes(res.body.status as string)) return res.body as Record<string, unknown>;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`execution ${executionId} did not end`);
+}
+
+async function history(h: Harness, workflowId: string): Promise<unknown[]> {
+  const res = await h.http.get(`/api/workflows/${workflowId}/executions`).set(auth).expect(200);
+  return res.body.items as unknown[];
+}
+
+describe('http: webhooks', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = makeHarness();
+    await h.http.put('/api/secrets/HOOK_SECRET').set(auth).send({ value: SECRET });
+  });
+  afterEach(() => h.close());
+
+  it('generic: 202 { eventId, duplicate: false }, then runs with { body, headers, query, method }', async () => {
+    await deploy(h, hookWorkflow('g', { path: 'orders/new', provider: 'generic' }));
+    const body = JSON.stringify({ order: 42 });
+    const res = await post(h, 'orders/new?source=shop', body, {
+      ...signed('generic', body), Authorization: 'Bearer x', Cookie: 'a=b', 'X-API-Key': 'k', 'X-Custom': 'kept',
+    }).expect(202);
+    expect(res.body).to.have.keys('eventId', 'duplicate');
+    expect(res.body.duplicate).to.equal(false);
+    const executionId = res.headers['x-execution-id'] as string;
+    const rec = await ended(h, executionId);
+    expect(rec.status).to.equal('completed');
+    expect(rec.trigger).to.deep.include({ type: 'webhook', triggerId: 'hook', eventId: res.body.eventId });
+    const input = rec.input as { body: unknown; headers: Record<string, string>; query: unknown; method: string };
+    expect(input.body).to.deep.equal({ order: 42 });
+    expect(input.query).to.deep.equal({ source: 'shop' });
+    expect(input.method).to.equal('POST');
+    expect(input.headers['x-custom']).to.equal('kept');
+    for (const gone of ['authorization', 'cookie', 'x-api-key', 'x-signature']) expect(input.headers, gone).to.not.have.property(gone);
+    expect((rec.output as { data: unknown }).data).to.deep.equal({ got: { order: 42 }, method: 'POST' });
+  });
+
+  it('a bad or missing signature gets 401 and starts nothing', async () => {
+    await deploy(h, hookWorkflow('g', { path: 'p' }));
+    const body = '{"a":1}';
+    const bad = await post(h, 'p', body, signed('generic', body, Date.now(), 'wrong-secret')).expect(401);
+    expect(bad.body.error.code).to.equal('UNAUTHORIZED');
+    await post(h, 'p', body).expect(401);
+    await post(h, 'p', '{"a":2}', signed('generic', body)).expect(401);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await history(h, 'g')).to.have.length(0);
+    expect(await h.store.webhooks.listPending(new Date(Date.now() + 1000).toISOString(), 10)).to.have.length(0);
+  });
+
+  it('the same delivery id within 24 h: 202 duplicate true with the first eventId, one execution', async () => {
+    await deploy(h, hookWorkflow('g', { path: 'p' }));
+    const body = '{"a":1}';
+    const first = await post(h, 'p', body, { ...signed('generic', body), 'X-Delivery-Id': 'd-1' }).expect(202);
+    const again = await post(h, 'p', body, { ...signed('generic', body), 'X-Delivery-Id': 'd-1' }).expect(202);
+    expect(again.body).to.deep.equal({ eventId: first.body.eventId, duplicate: true });
+    const keyed = await post(h, 'p', body, { ...signed('generic', body), 'Idempotency-Key': 'k-1' }).expect(202);
+    const keyedAgain = await post(h, 'p', body, { ...signed('generic', body), 'Idempotency-Key': 'k-1' }).expect(202);
+    expect(keyedAgain.body).to.deep.equal({ eventId: keyed.body.eventId, duplicate: true });
+    await ended(h, first.headers['x-execution-id'] as string);
+    await ended(h, keyed.headers['x-execution-id'] as string);
+    expect(await history(h, 'g')).to.have.length(2);
+  });
+
+  it('github: X-Hub-Signature-256, de-duplicated by X-GitHub-Delivery', async () => {
+    await deploy(h, hookWorkflow('gh', { path: 'github', provider: 'github' }));
+    const body = JSON.stringify({ action: 'opened' });
+    const headers = { ...signed('github', body), 'X-GitHub-Delivery': 'guid-1', 'X-GitHub-Event': 'issues' };
+    const first = await post(h, 'github', body, headers).expect(202);
+    const again = await post(h, 'github', body, headers).expect(202);
+    expect(again.body).to.deep.equal({ eventId: first.body.eventId, duplicate: true });
+    await post(h, 'github', body, signed('generic', body)).expect(401);
+    const rec = await ended(h, first.headers['x-execution-id'] as string);
+    const input = rec.input as { headers: Record<string, string> };
+    expect(input.headers['x-github-event']).to.equal('issues');
+    expect(input.headers).to.not.have.property('x-hub-signature-256');
+  });
+
+  it('stripe: Stripe-Signature within 5 minutes, de-duplicated by the event id', async () => {
+    await deploy(h, hookWorkflow('st', { path: 'stripe', provider: 'stripe' }));
+    const body = JSON.stringify({ id: 'evt_1', type: 'charge.succeeded' });
+    const first = await post(h, 'stripe', body, signed('stripe', body)).expect(202);
+    const again = await post(h, 'stripe', body, signed('stripe', body)).expect(202);
+    expect(again.body).to.deep.equal({ eventId: first.body.eventId, duplicate: true });
+    const stale = await post(h, 'stripe', body, signed('stripe', body, Date.now() - 6 * 60_000)).expect(401);
+    expect(stale.body.error.message).to.match(/tolerance/);
+  });
+
+  it('slack: v0 signature with its timestamp; form bodies reach the starter as fields', async () => {
+    await deploy(h, hookWorkflow('sl', { path: 'slack/cmd', provider: 'slack' }));
+    const body = 'command=%2Fdeploy&text=prod';
+    const headers = { ...signed('slack', body), 'Content-Type': 'application/x-www-form-urlencoded' };
+    const res = await post(h, 'slack/cmd', body, headers).expect(202);
+    const rec = await ended(h, res.headers['x-execution-id'] as string);
+    expect((rec.input as { body: unknown }).body).to.deep.equal({ command: '/deploy', text: 'prod' });
+    await post(h, 'slack/cmd', body, { ...signed('slack', body, Date.now() - 6 * 60_000), 'Content-Type': 'application/x-www-form-urlencoded' }).expect(401);
+  });
+
+  it('responseMode sync answers like execute: the response block, or the envelope', async () => {
+    await deploy(h, hookWorkflow('s', { path: 'sync', responseMode: 'sync' }));
+    const body = '{"n":7}';
+    const res = await post(h, 'sync', body, signed('generic', body)).expect(201);
+    expect(res.headers['x-hook']).to.equal('yes');
+    expect(res.headers['x-execution-id']).to.be.a('string');
+    expect(res.body).to.deep.equal({ got: { n: 7 }, method: 'POST' });
+    await deploy(h, hookWorkflow('s2', { path: 'sync2', responseMode: 'sync' }, [{ id: 'start', type: 'starter', name: 'Start', config: {} }, { id: 'nap', type: 'sleep', name: 'Nap', config: { ms: 0, value: 'slept' } }], 'nap'));
+    const env = await post(h, 'sync2', body, signed('generic', body)).expect(200);
+    expect(env.body).to.deep.include({ success: true, output: { value: 'slept' }, error: null });
+  });
+
+  it('404 for an unknown path, an undeployed or deleted workflow', async () => {
+    await post(h, 'nothing', '{}').expect(404);
+    await deploy(h, hookWorkflow('u', { path: 'u' }));
+    const body = '{}';
+    await post(h, 'u', body, signed('generic', body)).expect(202);
+    await h.http.delete('/api/workflows/u/deploy').set(auth).expect(204);
+    const gone = await post(h, 'u', body, signed('generic', body)).expect(404);
+    expect(gone.body.error.code).to.equal('NOT_FOUND');
+    await h.http.post('/api/workflows/u/deploy').set(auth).expect(201);
+    await post(h, 'u', body, signed('generic', body)).expect(202);
+    await h.http.delete('/api/workflows/u').set(auth).expect(204);
+    await post(h, 'u', body, signed('generic', body)).expect(404);
+  });
+
+  it('the deployment pins the version: an edit changes the path only once deployed again', async () => {
+    await deploy(h, hookWorkflow('v', { path: 'old' }));
+    await h.http.put('/api/workflows/v').set(auth).send(hookWorkflow('v', { path: 'new' })).expect(200);
+    const body = '{}';
+    await post(h, 'old', body, signed('generic', body)).expect(202);
+    await post(h, 'new', body, signed('generic', body)).expect(404);
+    await h.http.post('/api/workflows/v/deploy').set(auth).expect(201);
+    await post(h, 'new', body, signed('generic', body)).expect(202);
+    await post(h, 'old', body, signed('generic', body)).expect(404);
+  });
+
+  it('deploying a path another deployed workflow serves is 409 CONFLICT', async () => {
+    await deploy(h, hookWorkflow('a', { path: 'shared' }));
+    await h.http.post('/api/workflows').set(auth).send(hookWorkflow('b', { path: 'shared' })).expect(201);
+    const res = await h.http.post('/api/workflows/b/deploy').set(auth).expect(409);
+    expect(res.body.error.details).to.include({ path: 'shared', workflowId: 'a' });
+    await h.http.get('/api/workflows/b/keys').set(auth).expect(200).expect((r) => expect(r.body.items).to.have.length(0));
+  });
+
+  it('announces each accepted event on troupe.webhooks.{workflowId}.{triggerId}', async () => {
+    await deploy(h, hookWorkflow('bus', { path: 'bus' }));
+    const seen: unknown[] = [];
+    h.bus.subscribe('troupe.webhooks.bus.hook', (m) => seen.push(m.data));
+    const body = '{"x":1}';
+    const res = await post(h, 'bus', body, signed('generic', body)).expect(202);
+    expect(seen).to.have.length(1);
+    expect(seen[0]).to.deep.include({ eventId: res.body.eventId, workflowId: 'bus', triggerId: 'hook', executionId: res.headers['x-execution-id'] });
+  });
+
+  it('bad input: 422 against inputFormat, 400 for JSON that does not parse, 500 MISSING_SECRET', async () => {
+    const strict = hookWorkflow('i', { path: 'strict' });
+    (strict['blocks'] as { config: Record<string, unknown> }[])[0]!.config = { inputFormat: [{ name: 'body', type: 'object', required: true }] };
+    await deploy(h, strict);
+    await post(h, 'strict', '', signed('generic', '')).expect(422);
+    await post(h, 'strict', '{nope', signed('generic', '{nope')).expect(400).expect((r) => expect(r.body.error.code).to.equal('INVALID_JSON'));
+    await deploy(h, hookWorkflow('m', { path: 'm', secret: '{{NOT_SET_ANYWHERE}}' }));
+    const res = await post(h, 'm', '{}', signed('generic', '{}')).expect(500);
+    expect(res.body.error.code).to.equal('MISSING_SECRET');
+    expect(JSON.stringify(res.body)).to.not.include(SECRET);
+  });
+
+  it('an accepted event left pending (a crash before it started) is started once by the sweep', async () => {
+    await deploy(h, hookWorkflow('r', { path: 'r' }));
+    const version = 1;
+    const ev = {
+      id: 'ev-crashed', workflowId: 'r', triggerId: 'hook', version, deliveryId: null, status: 'pending' as const,
+      payload: { body: { late: true }, headers: {}, query: {}, method: 'POST' }, receivedAt: new Date(Date.now() - 60_000).toISOString(),
+      executionId: '019a0000-0000-7000-8000-000000000001',
+    };
+    await h.store.webhooks.accept(ev, new Date(0).toISOString());
+    expect(await h.services.webhooks.sweep()).to.equal(1);
+    expect(await h.services.webhooks.sweep(), 'started once').to.equal(0);
+    const rec = await ended(h, ev.executionId);
+    expect((rec.output as { data: unknown }).data).to.deep.include({ got: { late: true } });
+    expect((await h.store.webhooks.get('ev-crashed'))?.status).to.equal('started');
+  });
+});

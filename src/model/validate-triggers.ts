@@ -1,6 +1,6 @@
 /** Trigger rules (SPEC §4.3, §4.5): cron syntax and ranges, IANA zones, unique ids and paths. */
 import { isValidTimeZone, parseCron } from './cron.js';
-import type { TriggerDef } from './types.js';
+import type { TriggerDef, WebhookTrigger } from './types.js';
 import type { ValidationContext } from './validate-context.js';
 
 export function checkTriggers(ctx: ValidationContext, triggers: { index: number; def: TriggerDef }[]): void {
@@ -17,9 +17,22 @@ export function checkTriggers(ctx: ValidationContext, triggers: { index: number;
         ctx.add(['triggers', index, 'timezone'], `unknown time zone "${def.timezone}" (use an IANA name such as "Europe/Paris")`);
       }
     } else {
+      checkWebhook(ctx, index, def);
       const firstPath = paths.get(def.path);
       if (firstPath === undefined) paths.set(def.path, index);
       else ctx.add(['triggers', index, 'path'], `webhook path "${def.path}" is already used by /triggers/${firstPath}`);
     }
+  }
+}
+
+const SECRET_REFERENCE = /^\{\{[A-Za-z_][A-Za-z0-9_]*\}\}$/;
+
+function checkWebhook(ctx: ValidationContext, index: number, def: WebhookTrigger): void {
+  // a mistyped reference would otherwise become the HMAC key itself, as text
+  if (def.secret?.includes('{{') === true && !SECRET_REFERENCE.test(def.secret)) {
+    ctx.add(['triggers', index, 'secret'], 'a webhook secret is a secret reference "{{NAME}}" (letters, digits and "_", not starting with a digit)');
+  }
+  if (def.path.split('/').some((seg) => seg === '.' || seg === '..')) {
+    ctx.add(['triggers', index, 'path'], 'a webhook path may not have "." or ".." segments (clients normalise them away)');
   }
 }

@@ -22,7 +22,7 @@ const SIGNATURE_HEADERS: Record<WebhookProvider, readonly string[]> = {
 };
 
 /** credentials of the caller that must never reach a workflow's input */
-const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'cookie', 'x-api-key'];
+const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
 
 function fail(reason: string): SignatureCheck {
   return { ok: false, reason };

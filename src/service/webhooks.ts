@@ -18,6 +18,7 @@ import type { Store, WebhookEvent } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
 import type { DeploymentService } from './deployments.js';
 import type { ExecutionService } from './executions.js';
+import { RetryBackoff, withTimeout } from './retry-backoff.js';
 import { parseWebhookBody } from './webhook-body.js';
 
 /** SPEC §4.3: the same delivery id within 24 h starts nothing */
@@ -25,6 +26,7 @@ export const DEDUP_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** a pending event younger than this is left to the instance that accepted it */
 const SWEEP_GRACE_MS = 5_000;
 const SWEEP_BATCH = 100;
+const ANNOUNCE_TIMEOUT_MS = 1_000;
 
 export interface WebhookRequest {
   path: string;
@@ -56,13 +58,16 @@ interface Target {
   trigger: WebhookTrigger;
 }
 
-const SECRET_REF = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/;
+/** the engine's `{{NAME}}` grammar (validation refuses any other text holding `{{`) */
+const SECRET_REF = /^\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}$/;
 
 export class WebhookService {
   /** events this instance is starting now: the sweep leaves them alone */
   private readonly starting = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping = false;
   private lastPurge = 0;
+  private readonly retry = new RetryBackoff();
 
   constructor(private readonly deps: WebhookServiceDeps) {}
 
@@ -78,12 +83,16 @@ export class WebhookService {
     const accepted = await this.accept(loaded, trigger, input, deliveryIdOf(provider, req.headers, body));
     const ev = accepted.event;
     if (accepted.duplicate) return { mode: 'accepted', eventId: ev.id, executionId: ev.executionId, duplicate: true };
-    await this.announce(ev);
-    if (sync) {
-      const handle = await this.startEvent(ev, loaded);
-      if (handle !== null) return { mode: 'sync', eventId: ev.id, handle };
-    } else {
-      this.startInBackground(ev, loaded);
+    // from here the event is stored: whatever happens next, the answer is not an error
+    this.starting.add(ev.id);
+    try {
+      await this.announce(ev);
+      const handle = this.hasCapacity() ? await this.startEvent(ev, loaded) : null;
+      if (sync && handle !== null) return { mode: 'sync', eventId: ev.id, handle };
+    } catch (err) {
+      this.deps.logger.error({ err, eventId: ev.id }, 'accepted webhook event did not start; the sweep retries it');
+    } finally {
+      this.starting.delete(ev.id);
     }
     return { mode: 'accepted', eventId: ev.id, executionId: ev.executionId, duplicate: false };
   }
@@ -91,13 +100,13 @@ export class WebhookService {
   /** Starts pending events (crash leftovers, back-pressure) now and then; forgets old delivery ids. */
   startSweeper(intervalMs = 1_000): void {
     if (this.sweepTimer !== undefined) return;
-    const tick = (graceMs?: number): void => {
-      this.sweep(graceMs).catch((err: unknown) => this.deps.logger.error({ err }, 'webhook sweep failed'));
+    // the grace applies at start-up too: another instance may be starting a fresh event right now
+    const tick = (): void => {
+      this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'webhook sweep failed'));
     };
     this.sweepTimer = setInterval(tick, intervalMs);
     this.sweepTimer.unref();
-    // at start-up nothing is being started here yet: whatever is pending was left by a stop
-    tick(0);
+    tick();
   }
 
   stopSweeper(): void {
@@ -105,20 +114,43 @@ export class WebhookService {
     this.sweepTimer = undefined;
   }
 
+  /** Starts pending events received at least `graceMs` ago; one sweep at a time. */
   async sweep(graceMs = SWEEP_GRACE_MS): Promise<number> {
-    const now = this.deps.now();
-    if (now - this.lastPurge > 60_000) {
-      this.lastPurge = now;
-      await this.deps.store.webhooks.purgeStarted(new Date(now - DEDUP_WINDOW_MS).toISOString());
+    if (this.sweeping) return 0;
+    this.sweeping = true;
+    try {
+      const now = this.deps.now();
+      if (now - this.lastPurge > 60_000) {
+        this.lastPurge = now;
+        await this.deps.store.webhooks.purgeStarted(new Date(now - DEDUP_WINDOW_MS).toISOString());
+      }
+      const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
+      let started = 0;
+      for (const ev of pending) {
+        if (this.starting.has(ev.id) || this.retry.waiting(ev.id, now)) continue;
+        if (!this.hasCapacity()) break;
+        if (await this.sweepOne(ev, now)) started += 1;
+      }
+      return started;
+    } finally {
+      this.sweeping = false;
     }
-    const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
-    let started = 0;
-    for (const ev of pending) {
-      if (this.starting.has(ev.id)) continue;
-      if (!this.hasCapacity()) break;
-      if ((await this.startEvent(ev)) !== null) started += 1;
+  }
+
+  /** One event's failure (a version that no longer compiles, say) must not hold up the others. */
+  private async sweepOne(ev: WebhookEvent, now: number): Promise<boolean> {
+    this.starting.add(ev.id);
+    try {
+      const handle = await this.startEvent(ev);
+      this.retry.forget(ev.id);
+      return handle !== null;
+    } catch (err) {
+      const delayMs = this.retry.failed(ev.id, now);
+      this.deps.logger.error({ err, eventId: ev.id, retryInMs: delayMs }, 'pending webhook event did not start');
+      return false;
+    } finally {
+      this.starting.delete(ev.id);
     }
-    return started;
   }
 
   private async resolve(path: string): Promise<Target> {
@@ -140,7 +172,8 @@ export class WebhookService {
     const secret = ref?.[1] === undefined ? trigger.secret : await this.deps.secrets.get(ref[1]);
     if (secret === undefined) {
       this.deps.logger.error({ path: req.path, secret: ref?.[1] }, 'webhook secret is not set');
-      throw new TroupeError('MISSING_SECRET', `the secret of webhook /webhooks/${req.path} is not set`, { details: { name: ref?.[1] ?? null } });
+      // the name goes to the log, not to an anonymous caller
+      throw new TroupeError('MISSING_SECRET', `the secret of webhook /webhooks/${req.path} is not set`);
     }
     const check = verifySignature(provider, secret, req.rawBody, req.headers, this.deps.now());
     if (!check.ok) throw new TroupeError('UNAUTHORIZED', `invalid webhook signature: ${check.reason}`);
@@ -169,16 +202,12 @@ export class WebhookService {
     try {
       const { id: eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, payload } = ev;
       target.bus.publish(webhookEvents(target.prefix, workflowId, triggerId), { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: payload });
-      await target.bus.flush();
+      // a bus that is reconnecting must not hold the answer: the event is durable already
+      await withTimeout(target.bus.flush(), ANNOUNCE_TIMEOUT_MS);
     } catch (err) {
       // the event is already durable in the store and will run: a bus outage must not lose it
       this.deps.logger.warn({ err, eventId: ev.id }, 'webhook event could not be announced on the bus');
     }
-  }
-
-  private startInBackground(ev: WebhookEvent, loaded: LoadedWorkflow): void {
-    if (!this.hasCapacity()) return; // stays pending: the sweep starts it when there is room
-    this.startEvent(ev, loaded).catch((err: unknown) => this.deps.logger.error({ err, eventId: ev.id }, 'webhook execution did not start'));
   }
 
   private hasCapacity(): boolean {
@@ -192,8 +221,6 @@ export class WebhookService {
 
   /** null when it was started before (here, elsewhere, or before a crash) or cannot run any more */
   private async startEvent(ev: WebhookEvent, loaded?: LoadedWorkflow): Promise<ExecutionHandle | null> {
-    if (this.starting.has(ev.id)) return null;
-    this.starting.add(ev.id);
     try {
       const workflow = loaded ?? (await this.loadVersion(ev));
       if (workflow === null) {
@@ -209,8 +236,6 @@ export class WebhookService {
       if (!(err instanceof TroupeError) || err.code !== 'CONFLICT') throw err;
       await this.deps.store.webhooks.markStarted(ev.id);
       return null;
-    } finally {
-      this.starting.delete(ev.id);
     }
   }
 

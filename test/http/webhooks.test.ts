@@ -56,7 +56,7 @@ describe('http: webhooks', () => {
     await deploy(h, hookWorkflow('g', { path: 'orders/new', provider: 'generic' }));
     const body = JSON.stringify({ order: 42 });
     const res = await post(h, 'orders/new?source=shop', body, {
-      ...signed('generic', body), Authorization: 'Bearer x', Cookie: 'a=b', 'X-API-Key': 'k', 'X-Custom': 'kept',
+      ...signed('generic', body), Authorization: 'Bearer x', 'Proxy-Authorization': 'Basic eA==', Cookie: 'a=b', 'X-API-Key': 'k', 'X-Custom': 'kept',
     }).expect(202);
     expect(res.body).to.have.keys('eventId', 'duplicate');
     expect(res.body.duplicate).to.equal(false);
@@ -69,7 +69,7 @@ describe('http: webhooks', () => {
     expect(input.query).to.deep.equal({ source: 'shop' });
     expect(input.method).to.equal('POST');
     expect(input.headers['x-custom']).to.equal('kept');
-    for (const gone of ['authorization', 'cookie', 'x-api-key', 'x-signature']) expect(input.headers, gone).to.not.have.property(gone);
+    for (const gone of ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-signature']) expect(input.headers, gone).to.not.have.property(gone);
     expect((rec.output as { data: unknown }).data).to.deep.equal({ got: { order: 42 }, method: 'POST' });
   });
 
@@ -214,5 +214,32 @@ describe('http: webhooks', () => {
     const rec = await ended(h, ev.executionId);
     expect((rec.output as { data: unknown }).data).to.deep.include({ got: { late: true } });
     expect((await h.store.webhooks.get('ev-crashed'))?.status).to.equal('started');
+  });
+
+  it('one pending event that cannot start does not hold up the others', async () => {
+    await deploy(h, hookWorkflow('r', { path: 'r' }));
+    const pending = (id: string, executionId: string, late: boolean) => ({
+      id, workflowId: 'r', triggerId: 'hook', version: 1, deliveryId: null, status: 'pending' as const, executionId,
+      payload: { body: { late }, headers: {}, query: {}, method: 'POST' }, receivedAt: new Date(Date.now() - 60_000).toISOString(),
+    });
+    await h.store.webhooks.accept(pending('ev-a-broken', '019a0000-0000-7000-8000-00000000000a', false), new Date(0).toISOString());
+    await h.store.webhooks.accept(pending('ev-b-fine', '019a0000-0000-7000-8000-00000000000b', true), new Date(0).toISOString());
+    const executions = h.services.executions;
+    const real = executions.start.bind(executions);
+    executions.start = async (loaded, input, trigger, opts) => {
+      if (trigger['eventId'] === 'ev-a-broken') throw new Error('cannot start this one');
+      return real(loaded, input, trigger, opts);
+    };
+    expect(await h.services.webhooks.sweep()).to.equal(1);
+    expect((await h.store.webhooks.get('ev-b-fine'))?.status).to.equal('started');
+    expect((await h.store.webhooks.get('ev-a-broken'))?.status, 'kept, retried later').to.equal('pending');
+    expect(await h.services.webhooks.sweep(), 'backing off').to.equal(0);
+  });
+
+  it('refuses a secret that is not exactly {{NAME}} and "." or ".." path segments (422)', async () => {
+    const bad = await h.http.post('/api/workflows').set(auth).send(hookWorkflow('bad', { path: 'p', secret: '{{MY-SECRET}}' })).expect(422);
+    expect(JSON.stringify(bad.body.error.details)).to.include('/triggers/0/secret');
+    const dots = await h.http.post('/api/workflows').set(auth).send(hookWorkflow('dots', { path: 'a/../b' })).expect(422);
+    expect(JSON.stringify(dots.body.error.details)).to.include('/triggers/0/path');
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Webhook routes, events and delivery ids on MongoDB. Accept writes the event before its
- * delivery id: a crash between the two can let a provider's retry start a second execution,
- * never lose an accepted event (the order a lost event would need is the other one).
+ * Webhook routes, events and delivery ids on MongoDB. Accept claims the delivery id first and
+ * writes the event second, so a duplicate never exists even for a moment (a sweep could start
+ * it). A crash between the two leaves a claim pointing at no event: the provider's retry takes
+ * that claim over, so nothing accepted is lost and nothing runs twice.
  */
 import type { Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
@@ -47,17 +48,26 @@ export class MongoWebhooks implements WebhookRepo {
     const paths = routes.map((r) => r.path);
     const taken = await this.routes.findOne({ _id: { $in: paths }, workflowId: { $ne: workflowId } });
     if (taken) throw routeConflict(taken._id, taken.workflowId);
+    // new paths first, stale ones last: a refused deploy leaves the served paths in place
+    for (const r of routes) await this.putRoute(workflowId, r);
     await this.routes.deleteMany({ workflowId, _id: { $nin: paths } });
-    for (const r of routes) {
-      try {
-        // the upsert inserts only when no route has this path: another workflow's is a duplicate key
-        await this.routes.updateOne({ _id: r.path, workflowId }, { $set: { triggerId: r.triggerId } }, { upsert: true });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        const owner = await this.routes.findOne({ _id: r.path });
-        throw routeConflict(r.path, owner?.workflowId ?? 'unknown');
-      }
+  }
+
+  private async putRoute(workflowId: string, r: { path: string; triggerId: string }): Promise<void> {
+    try {
+      // inserts only when no route has this path: another workflow's is a duplicate key
+      await this.routes.updateOne({ _id: r.path, workflowId }, { $set: { triggerId: r.triggerId } }, { upsert: true });
+      return;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
     }
+    const owner = await this.routes.findOne({ _id: r.path });
+    // the same workflow deployed twice at once: both upserts inserted, one lost the race
+    if (owner?.workflowId === workflowId) {
+      await this.routes.updateOne({ _id: r.path, workflowId }, { $set: { triggerId: r.triggerId } });
+      return;
+    }
+    throw routeConflict(r.path, owner?.workflowId ?? 'unknown');
   }
 
   async findRoute(path: string): Promise<WebhookRoute | null> {
@@ -81,30 +91,32 @@ export class MongoWebhooks implements WebhookRepo {
       status: event.status,
       executionId: event.executionId,
     };
+    if (event.deliveryId !== null) {
+      const earlier = await this.claimDelivery(event, event.deliveryId, iso(dedupSince));
+      if (earlier !== null) return { event: toEvent(earlier), duplicate: true };
+    }
     await this.events.insertOne(doc);
-    if (event.deliveryId === null) return { event: toEvent(doc), duplicate: false };
-    const earlier = await this.claimDelivery(event, event.deliveryId, iso(dedupSince));
-    if (earlier === null) return { event: toEvent(doc), duplicate: false };
-    await this.events.deleteOne({ _id: event.id });
-    const found = await this.events.findOne({ _id: earlier });
-    return { event: found ? toEvent(found) : { ...toEvent(doc), id: earlier }, duplicate: true };
+    return { event: toEvent(doc), duplicate: false };
   }
 
-  /** null when this event now owns the delivery id; else the id of the event that does */
-  private async claimDelivery(event: WebhookEvent, deliveryId: string, since: string): Promise<string | null> {
+  /** null when this event now owns the delivery id; else the earlier event that does */
+  private async claimDelivery(event: WebhookEvent, deliveryId: string, since: string): Promise<WebhookEventDoc | null> {
     const key = deliveryKey(event, deliveryId);
-    const fresh: WebhookDeliveryDoc = { _id: key, workflowId: event.workflowId, eventId: event.id, receivedAt: iso(event.receivedAt) };
+    const receivedAt = iso(event.receivedAt);
     try {
-      await this.deliveries.insertOne(fresh);
+      await this.deliveries.insertOne({ _id: key, workflowId: event.workflowId, eventId: event.id, receivedAt });
       return null;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
-    // an expired delivery id (older than the window) is taken over
-    const res = await this.deliveries.updateOne({ _id: key, receivedAt: { $lt: since } }, { $set: { eventId: event.id, receivedAt: fresh.receivedAt } });
-    if (res.modifiedCount === 1) return null;
     const owner = await this.deliveries.findOne({ _id: key });
-    return owner?.eventId ?? null;
+    if (owner === null) return this.claimDelivery(event, deliveryId, since); // purged meanwhile
+    const earlier = owner.receivedAt < since ? null : await this.events.findOne({ _id: owner.eventId });
+    if (earlier !== null) return earlier;
+    // expired, or its event was never written (a crash between the two writes): take it over
+    const res = await this.deliveries.updateOne({ _id: key, eventId: owner.eventId }, { $set: { eventId: event.id, receivedAt } });
+    if (res.modifiedCount === 1) return null;
+    return this.claimDelivery(event, deliveryId, since); // someone else took it over first
   }
 
   async markStarted(eventId: string): Promise<boolean> {

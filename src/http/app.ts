@@ -17,6 +17,7 @@ import { mount, type RouteSpec } from './route-spec.js';
 import { deployRoutes } from './routes/deploy.js';
 import { executeRoutes } from './routes/execute.js';
 import { executionRoutes } from './routes/executions.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { systemRoutes } from './routes/system.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -64,6 +65,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...secretRoutes(services),
     ...executionRoutes(services, deps.adminToken, deps.logger),
     ...webhookRoutes(services, deps.logger),
+    ...scheduleRoutes(services),
     ...systemRoutes({
       store: deps.store, bus: deps.bus, metrics, readyTimeoutMs: deps.readyTimeoutMs ?? 2000, busPrefix: deps.config.busPrefix, allRoutes: () => routes, version: packageVersion(),
     }),

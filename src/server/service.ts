@@ -61,6 +61,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger) : undefined;
     // accepted webhook events left pending (a crash, back-pressure) start from here
     services.webhooks.startSweeper();
+    services.schedules.start();
     const url = serviceUrl(config, port);
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory' }, 'troupe listening');
     let stopping: Promise<void> | undefined;
@@ -74,6 +75,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         services.webhooks.stopSweeper();
+        services.schedules.stop();
         stopping ??= shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason);
         return stopping;
       },

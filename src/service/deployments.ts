@@ -37,7 +37,7 @@ export class DeploymentService {
     // first execute does not pay for compiling
     const loaded = this.cache.load(wf, deployedAt);
     // the path index first: a path another deployed workflow holds refuses the deploy (CONFLICT)
-    await routeWebhooks(this.store, workflowId, loaded.def);
+    await indexTriggers(this.store, workflowId, { def: loaded.def, version: wf.version, deployedAt });
     const saved = await this.store.deployments.put({ workflowId, version: wf.version, deployedAt, endpoint: executeEndpoint(workflowId) });
     this.lookups.changed(workflowId);
     const apiKey = await this.keys.issue(workflowId);
@@ -48,7 +48,7 @@ export class DeploymentService {
   async undeploy(workflowId: string): Promise<void> {
     if ((await this.store.workflows.get(workflowId)) === null) throw workflowNotFound(workflowId);
     await this.store.deployments.delete(workflowId);
-    await routeWebhooks(this.store, workflowId, null);
+    await indexTriggers(this.store, workflowId, null);
     this.lookups.changed(workflowId);
   }
 
@@ -73,11 +73,15 @@ export class DeploymentService {
   }
 }
 
-/** Keeps `POST /webhooks/{path}` in step with what is deployed (`def` null: undeployed). */
-async function routeWebhooks(store: Store, workflowId: string, def: WorkflowDef | null): Promise<void> {
-  const hooks = (def?.triggers ?? []).filter((t): t is WebhookTrigger => t.type === 'webhook');
+/** Keeps webhook paths and schedules in step with what is deployed (`def` null: undeployed). */
+async function indexTriggers(store: Store, workflowId: string, pinned: { def: WorkflowDef; version: number; deployedAt: string } | null): Promise<void> {
+  const triggers = pinned?.def.triggers ?? [];
+  const hooks = triggers.filter((t): t is WebhookTrigger => t.type === 'webhook');
   if (hooks.length === 0) await store.webhooks.deleteRoutes(workflowId);
   else await store.webhooks.putRoutes(workflowId, hooks.map((t) => ({ path: t.path, triggerId: t.id })));
+  const schedules = triggers.filter((t) => t.type === 'schedule');
+  if (pinned === null || schedules.length === 0) await store.schedules.deleteByWorkflow(workflowId);
+  else await store.schedules.put(workflowId, schedules.map((t) => ({ triggerId: t.id, version: pinned.version })), pinned.deployedAt);
 }
 
 export function deploymentView(d: Deployment): DeploymentView {

@@ -11,6 +11,7 @@ import { ExecutionService, type ExecutionObserver } from './executions.js';
 import { ApiKeyService } from './keys.js';
 import { LookupCache } from './lookup-cache.js';
 import { TokenBuckets } from './rate-limit.js';
+import { ScheduleService } from './schedules.js';
 import { SecretService } from './secrets.js';
 import { WebhookService } from './webhooks.js';
 import { WorkflowService } from './workflows.js';
@@ -42,6 +43,7 @@ export interface Services {
   rateLimits: TokenBuckets;
   lookups: LookupCache;
   webhooks: WebhookService;
+  schedules: ScheduleService;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -80,6 +82,7 @@ export function createServices(deps: ServiceDeps): Services {
     executions,
     rateLimits: new TokenBuckets(deps.keyRateLimit, now),
     webhooks,
+    schedules: new ScheduleService({ store: deps.store, executions, cache, logger: deps.logger, now }),
   };
 }
 

@@ -257,6 +257,55 @@ export interface WebhookRepo {
   purgeStarted(before: string): Promise<number>;
 }
 
+// ---- schedules ------------------------------------------------------------------------------
+
+/** A schedule trigger of a deployed workflow: kept at deploy time, read by every instance's scheduler. */
+export interface ScheduleEntry {
+  workflowId: string;
+  triggerId: string;
+  /** the pinned version whose trigger this is */
+  version: number;
+  /** due times before this (the deployment) are never fired */
+  activeFrom: string;
+  /** the latest due time handled (fired, skipped or passed over); null before the first */
+  lastDueAt: string | null;
+}
+
+/** claimed: this instance won the due time and is starting it; started: its execution exists */
+export type FireOutcome = 'claimed' | 'started' | 'skipped';
+
+export interface ScheduleFire {
+  workflowId: string;
+  triggerId: string;
+  dueAt: string;
+  /** chosen before the claim; null when skipped */
+  executionId: string | null;
+  outcome: FireOutcome;
+  firedAt: string;
+}
+
+export interface ScheduleRepo {
+  /** Replaces the workflow's schedules; a trigger id that stays keeps its `lastDueAt`. */
+  put(workflowId: string, entries: readonly { triggerId: string; version: number }[], activeFrom: string): Promise<void>;
+  deleteByWorkflow(workflowId: string): Promise<number>;
+  /** every schedule of every deployed workflow, by workflow then trigger id */
+  list(): Promise<ScheduleEntry[]>;
+  listByWorkflow(workflowId: string): Promise<ScheduleEntry[]>;
+  /**
+   * Records the fire of one due time unless one exists (false: another caller had it; this is
+   * what makes a due time fire once across instances); advances the schedule's `lastDueAt`.
+   */
+  claim(fire: ScheduleFire): Promise<boolean>;
+  /** advances `lastDueAt` over due times that are not fired (missed while down, catchUp none) */
+  pass(workflowId: string, triggerId: string, dueAt: string): Promise<void>;
+  /** claimed → started; false when it was not claimed */
+  markStarted(workflowId: string, triggerId: string, dueAt: string): Promise<boolean>;
+  /** fires still `claimed` that were claimed at or before `firedBefore`, oldest first */
+  listClaimed(firedBefore: string, limit: number): Promise<ScheduleFire[]>;
+  /** newest due time first */
+  lastFires(workflowId: string, triggerId: string, limit: number): Promise<ScheduleFire[]>;
+}
+
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
@@ -267,6 +316,7 @@ export interface Store {
   readonly executions: ExecutionRepo;
   readonly secrets: SecretRepo;
   readonly webhooks: WebhookRepo;
+  readonly schedules: ScheduleRepo;
   /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
   ping(): Promise<void>;
   close(): Promise<void>;

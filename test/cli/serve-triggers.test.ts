@@ -37,7 +37,7 @@ async function post(url: string, n: number): Promise<string | null> {
   }
 }
 
-describe('troupe serve: webhooks (child process)', function () {
+describe('troupe serve: webhooks and schedules (child process)', function () {
   this.timeout(180_000);
   let dir: string;
   let proc: ServeProcess | undefined;
@@ -88,5 +88,38 @@ describe('troupe serve: webhooks (child process)', function () {
     // a provider retrying a delivery after the restart starts nothing new
     const retry = await post(proc.url, 3);
     expect(retry).to.equal(acked[3]);
+  });
+
+  it('fires a deployed schedule every second, each due time once, and stops when undeployed', async () => {
+    const data = join(dir, 'data');
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    const doc = {
+      id: 'ticker',
+      name: 'Ticker',
+      triggers: [{ type: 'schedule', id: 'sec', cron: '* * * * * *', input: { n: 1 }, overlap: 'allow' }],
+      blocks: [{ id: 'start', type: 'starter', name: 'Start', config: {} }],
+      connections: [],
+    };
+    expect((await call(proc.url, 'POST', '/api/workflows', { token, body: doc })).status).to.equal(201);
+    expect((await call(proc.url, 'POST', '/api/workflows/ticker/deploy', { token })).status).to.equal(201);
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect((await call(proc.url, 'DELETE', '/api/workflows/ticker/deploy', { token })).status).to.equal(204);
+    await new Promise((r) => setTimeout(r, 300));
+    const runs = (await call(proc.url, 'GET', '/api/workflows/ticker/executions?limit=100', { token })).body.items as { trigger: { type: string; dueAt: string }; input: unknown }[];
+    expect(runs.length).to.be.within(2, 5);
+    const dues = runs.map((r) => r.trigger.dueAt);
+    expect(new Set(dues).size, 'no due time fired twice').to.equal(dues.length);
+    for (const r of runs) {
+      expect(r.trigger.type).to.equal('schedule');
+      expect(r.trigger.dueAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+      expect(r.input).to.deep.equal({ n: 1 });
+    }
+    const view = await call(proc.url, 'GET', '/api/workflows/ticker/schedules', { token });
+    expect(view.body.items[0]).to.deep.include({ id: 'sec', active: false, nextRuns: [] });
+    expect(view.body.items[0].lastResult.dueAt).to.equal([...dues].sort().pop());
+    await new Promise((r) => setTimeout(r, 1_200));
+    const after = (await call(proc.url, 'GET', '/api/workflows/ticker/executions?limit=100', { token })).body.items as unknown[];
+    expect(after.length, 'nothing fires once undeployed').to.equal(runs.length);
   });
 });

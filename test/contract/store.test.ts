@@ -14,6 +14,7 @@ import type { ContractContext, MakeHarness, StoreHarness } from '../store/contra
 import { executionsContract } from '../store/contract/executions.js';
 import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
+import { schedulesContract } from '../store/contract/schedules.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
 import { workflowsContract } from '../store/contract/workflows.js';
 
@@ -56,6 +57,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     executionsContract(ctx);
     historyContract(ctx);
     webhooksContract(ctx);
+    schedulesContract(ctx);
   });
 }
 

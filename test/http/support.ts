@@ -68,9 +68,13 @@ function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine:
  * the harness's bus unless given its own (an instance cut off from the others' messages).
  */
 export function otherProcess(h: Harness, opts: { bus?: MemoryBus; now?: () => number } = {}): ReturnType<typeof request> {
+  return request(otherInstance(h, opts).app.callback());
+}
+
+/** The same as otherProcess, with its services (its scheduler, its webhook sweep). */
+export function otherInstance(h: Harness, opts: { bus?: MemoryBus; now?: () => number } = {}): TroupeApp {
   const bus = opts.bus ?? h.bus;
-  const { app } = buildApp(appDeps(Object.freeze(loadConfig({})), h.store, bus, harnessEngine(h.store, bus), opts.now));
-  return request(app.callback());
+  return buildApp(appDeps(Object.freeze(loadConfig({})), h.store, bus, harnessEngine(h.store, bus), opts.now));
 }
 
 export function makeHarness(opts: HarnessOptions = {}): Harness {

@@ -5,7 +5,7 @@ import { readRawBody } from '../../src/http/middleware/body.js';
 import { toRouterPath } from '../../src/http/route-spec.js';
 import { auth, deployed, echoWorkflow, failWorkflow, makeHarness, type Harness } from './support.js';
 
-/** Every route of SPEC §4.1–§4.3 this app serves (chat and schedules come later). */
+/** Every route of SPEC §4.1–§4.5 this app serves (chat comes later). */
 const SPEC_ROUTES = [
   'post /api/workflows', 'get /api/workflows', 'get /api/workflows/{id}', 'put /api/workflows/{id}', 'delete /api/workflows/{id}',
   'post /api/workflows/{id}/run', 'post /api/workflows/{id}/deploy', 'delete /api/workflows/{id}/deploy',
@@ -13,7 +13,7 @@ const SPEC_ROUTES = [
   'get /api/workflows/{id}/executions', 'put /api/secrets/{name}', 'get /api/secrets', 'delete /api/secrets/{name}',
   'post /api/workflows/{workflowId}/execute', 'get /api/executions/{id}', 'get /api/executions/{id}/events',
   'post /api/executions/{id}/cancel', 'get /openapi.json', 'get /healthz', 'get /readyz', 'get /metrics',
-  'post /webhooks/{path}',
+  'post /webhooks/{path}', 'get /api/workflows/{id}/schedules',
 ];
 
 describe('http: service routes', () => {

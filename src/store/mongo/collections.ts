@@ -18,6 +18,8 @@ export const COLLECTIONS = {
   webhookRoutes: 'webhook_routes',
   webhookEvents: 'webhook_events',
   webhookDeliveries: 'webhook_deliveries',
+  schedules: 'schedules',
+  scheduleFires: 'schedule_fires',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -38,6 +40,11 @@ export interface WebhookEventDoc {
   _id: string; workflowId: string; triggerId: string; version: number; deliveryId: string | null; payload: string; receivedAt: string; status: string; executionId: string;
 }
 /** `_id` is the de-duplication key (workflow, trigger, delivery id): the unique index makes accept atomic across instances */
+export interface ScheduleDoc { _id: string; workflowId: string; triggerId: string; version: number; activeFrom: string; lastDueAt: string | null }
+/** `_id` is (workflow, trigger, due time): the unique key that lets one instance fire a due time */
+export interface ScheduleFireDoc {
+  _id: string; workflowId: string; triggerId: string; dueAt: string; executionId: string | null; outcome: string; firedAt: string;
+}
 export interface WebhookDeliveryDoc { _id: string; workflowId: string; eventId: string; receivedAt: string }
 
 const NAMESPACE_EXISTS = 48;
@@ -55,6 +62,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.webhookRoutes]: [{ key: { workflowId: 1 } }],
   [COLLECTIONS.webhookEvents]: [{ key: { status: 1, receivedAt: 1, _id: 1 } }, { key: { workflowId: 1 } }],
   [COLLECTIONS.webhookDeliveries]: [{ key: { receivedAt: 1 } }, { key: { workflowId: 1 } }],
+  [COLLECTIONS.schedules]: [{ key: { workflowId: 1, triggerId: 1 } }],
+  [COLLECTIONS.scheduleFires]: [{ key: { outcome: 1, firedAt: 1 } }, { key: { workflowId: 1, triggerId: 1, dueAt: -1 } }],
 };
 
 /**

@@ -8,6 +8,7 @@ import { MongoApiKeys } from './api-keys.js';
 import { ensureCollections } from './collections.js';
 import { MongoDeployments } from './deployments.js';
 import { MongoExecutions } from './executions.js';
+import { MongoSchedules } from './schedules.js';
 import { MongoSecrets } from './secrets.js';
 import { supportsTransactions, Txn } from './txn.js';
 import { MongoWebhooks } from './webhooks.js';
@@ -52,6 +53,7 @@ function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
     executions: guarded(new MongoExecutions(db, txn, now), 'executions'),
     secrets: guarded(new MongoSecrets(db, now), 'secrets'),
     webhooks: guarded(new MongoWebhooks(db), 'webhooks'),
+    schedules: guarded(new MongoSchedules(db), 'schedules'),
     async ping() {
       try {
         await db.command({ ping: 1 });

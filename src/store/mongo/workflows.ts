@@ -15,6 +15,8 @@ const CASCADE: readonly [string, string][] = [
   [COLLECTIONS.webhookRoutes, 'workflowId'],
   [COLLECTIONS.webhookEvents, 'workflowId'],
   [COLLECTIONS.webhookDeliveries, 'workflowId'],
+  [COLLECTIONS.schedules, 'workflowId'],
+  [COLLECTIONS.scheduleFires, 'workflowId'],
 ];
 const MAX_CAS_ATTEMPTS = 20;
 

@@ -7,6 +7,7 @@ import { openDb } from './db.js';
 import type { SqliteOptions } from './db.js';
 import { SqliteDeployments } from './deployments.js';
 import { SqliteExecutions } from './executions.js';
+import { SqliteSchedules } from './schedules.js';
 import { SqliteSecrets } from './secrets.js';
 import { SqliteWebhooks } from './webhooks.js';
 import { SqliteWorkflows } from './workflows.js';
@@ -37,6 +38,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     executions: guarded(new SqliteExecutions(db, now, writer), 'executions'),
     secrets: guarded(new SqliteSecrets(db, now), 'secrets'),
     webhooks: guarded(new SqliteWebhooks(db), 'webhooks'),
+    schedules: guarded(new SqliteSchedules(db), 'schedules'),
     async ping() {
       if (closed || !db.open) throw new TroupeError('STORE_ERROR', 'SQLite store is closed', { retryable: false });
       db.prepare('SELECT 1').get();

@@ -115,4 +115,26 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_events_by_status ON webhook_events (status, received_at);
   CREATE INDEX webhook_events_by_workflow ON webhook_events (workflow_id);
   `,
+  // Schedules (SPEC §4.5): the schedules of deployed workflows, and one row per due time fired
+  // or skipped: its primary key is what lets only one instance fire a due time.
+  `
+  CREATE TABLE schedules (
+    workflow_id TEXT NOT NULL,
+    trigger_id  TEXT NOT NULL,
+    version     INTEGER NOT NULL,
+    active_from TEXT NOT NULL,
+    last_due_at TEXT,
+    PRIMARY KEY (workflow_id, trigger_id)
+  ) STRICT;
+  CREATE TABLE schedule_fires (
+    workflow_id  TEXT NOT NULL,
+    trigger_id   TEXT NOT NULL,
+    due_at       TEXT NOT NULL,
+    execution_id TEXT,
+    outcome      TEXT NOT NULL,
+    fired_at     TEXT NOT NULL,
+    PRIMARY KEY (workflow_id, trigger_id, due_at)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX schedule_fires_by_outcome ON schedule_fires (outcome, fired_at);
+  `,
 ];

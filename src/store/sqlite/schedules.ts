@@ -1,0 +1,113 @@
+import { clampLimit, iso } from '../shared.js';
+import type { FireOutcome, ScheduleEntry, ScheduleFire, ScheduleRepo } from '../types.js';
+import type { Db } from './db.js';
+
+interface EntryRow {
+  workflow_id: string;
+  trigger_id: string;
+  version: number;
+  active_from: string;
+  last_due_at: string | null;
+}
+
+interface FireRow {
+  workflow_id: string;
+  trigger_id: string;
+  due_at: string;
+  execution_id: string | null;
+  outcome: string;
+  fired_at: string;
+}
+
+function toEntry(row: EntryRow): ScheduleEntry {
+  return { workflowId: row.workflow_id, triggerId: row.trigger_id, version: row.version, activeFrom: row.active_from, lastDueAt: row.last_due_at };
+}
+
+function toFire(row: FireRow): ScheduleFire {
+  return {
+    workflowId: row.workflow_id,
+    triggerId: row.trigger_id,
+    dueAt: row.due_at,
+    executionId: row.execution_id,
+    outcome: row.outcome as FireOutcome,
+    firedAt: row.fired_at,
+  };
+}
+
+export class SqliteSchedules implements ScheduleRepo {
+  private readonly upsert;
+  private readonly removeOthers;
+  private readonly removeAll;
+  private readonly selectAll;
+  private readonly selectByWorkflow;
+  private readonly insertFire;
+  private readonly advance;
+  private readonly started;
+  private readonly selectClaimed;
+  private readonly selectFires;
+
+  constructor(private readonly db: Db) {
+    this.upsert = db.prepare(`INSERT INTO schedules (workflow_id, trigger_id, version, active_from, last_due_at) VALUES (?, ?, ?, ?, NULL)
+      ON CONFLICT (workflow_id, trigger_id) DO UPDATE SET version = excluded.version, active_from = excluded.active_from`);
+    this.removeOthers = db.prepare('DELETE FROM schedules WHERE workflow_id = ? AND trigger_id NOT IN (SELECT value FROM json_each(?))');
+    this.removeAll = db.prepare('DELETE FROM schedules WHERE workflow_id = ?');
+    this.selectAll = db.prepare<[], EntryRow>('SELECT * FROM schedules ORDER BY workflow_id, trigger_id');
+    this.selectByWorkflow = db.prepare<[string], EntryRow>('SELECT * FROM schedules WHERE workflow_id = ? ORDER BY trigger_id');
+    this.insertFire = db.prepare(`INSERT INTO schedule_fires (workflow_id, trigger_id, due_at, execution_id, outcome, fired_at)
+      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+    this.advance = db.prepare(`UPDATE schedules SET last_due_at = ? WHERE workflow_id = ? AND trigger_id = ?
+      AND (last_due_at IS NULL OR last_due_at < ?)`);
+    this.started = db.prepare("UPDATE schedule_fires SET outcome = 'started' WHERE workflow_id = ? AND trigger_id = ? AND due_at = ? AND outcome = 'claimed'");
+    this.selectClaimed = db.prepare<[string, number], FireRow>(
+      "SELECT * FROM schedule_fires WHERE outcome = 'claimed' AND fired_at <= ? ORDER BY fired_at, workflow_id, trigger_id, due_at LIMIT ?",
+    );
+    this.selectFires = db.prepare<[string, string, number], FireRow>(
+      'SELECT * FROM schedule_fires WHERE workflow_id = ? AND trigger_id = ? ORDER BY due_at DESC LIMIT ?',
+    );
+  }
+
+  async put(workflowId: string, entries: readonly { triggerId: string; version: number }[], activeFrom: string): Promise<void> {
+    this.db.transaction(() => {
+      this.removeOthers.run(workflowId, JSON.stringify(entries.map((e) => e.triggerId)));
+      for (const e of entries) this.upsert.run(workflowId, e.triggerId, e.version, iso(activeFrom));
+    })();
+  }
+
+  async deleteByWorkflow(workflowId: string): Promise<number> {
+    return this.removeAll.run(workflowId).changes;
+  }
+
+  async list(): Promise<ScheduleEntry[]> {
+    return this.selectAll.all().map(toEntry);
+  }
+
+  async listByWorkflow(workflowId: string): Promise<ScheduleEntry[]> {
+    return this.selectByWorkflow.all(workflowId).map(toEntry);
+  }
+
+  async claim(fire: ScheduleFire): Promise<boolean> {
+    const dueAt = iso(fire.dueAt);
+    return this.db.transaction(() => {
+      const won = this.insertFire.run(fire.workflowId, fire.triggerId, dueAt, fire.executionId, fire.outcome, iso(fire.firedAt)).changes > 0;
+      if (won) this.advance.run(dueAt, fire.workflowId, fire.triggerId, dueAt);
+      return won;
+    }).immediate();
+  }
+
+  async pass(workflowId: string, triggerId: string, dueAt: string): Promise<void> {
+    const at = iso(dueAt);
+    this.advance.run(at, workflowId, triggerId, at);
+  }
+
+  async markStarted(workflowId: string, triggerId: string, dueAt: string): Promise<boolean> {
+    return this.started.run(workflowId, triggerId, iso(dueAt)).changes > 0;
+  }
+
+  async listClaimed(firedBefore: string, limit: number): Promise<ScheduleFire[]> {
+    return this.selectClaimed.all(iso(firedBefore), clampLimit(limit)).map(toFire);
+  }
+
+  async lastFires(workflowId: string, triggerId: string, limit: number): Promise<ScheduleFire[]> {
+    return this.selectFires.all(workflowId, triggerId, clampLimit(limit)).map(toFire);
+  }
+}

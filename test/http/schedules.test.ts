@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import { auth, makeHarness, otherInstance, type Harness } from './support.js';
+
+interface View {
+  id: string;
+  active: boolean;
+  nextRuns: string[];
+  timezone: string;
+  lastResult: { dueAt: string; executionId: string | null; status: string } | null;
+}
+
+function scheduled(id: string, trigger: Record<string, unknown>, napMs = 0): Record<string, unknown> {
+  return {
+    id,
+    name: `Scheduled ${id}`,
+    triggers: [{ type: 'schedule', id: 'tick', cron: '*/5 * * * *', input: { from: 'cron' }, ...trigger }],
+    blocks: [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'nap', type: 'sleep', name: 'Nap', config: { ms: napMs, value: '<start.from>' } },
+    ],
+    connections: [{ from: 'start', to: 'nap' }],
+  };
+}
+
+describe('http: schedules', () => {
+  let h: Harness;
+  let t = 0;
+  const at = (iso: string): void => {
+    t = Date.parse(iso);
+  };
+  beforeEach(() => {
+    at('2026-03-02T10:00:30.000Z');
+    h = makeHarness({ now: () => t });
+  });
+  afterEach(() => h.close());
+
+  async function create(doc: Record<string, unknown>, deploy = true): Promise<void> {
+    await h.http.post('/api/workflows').set(auth).send(doc).expect(201);
+    if (deploy) await h.http.post(`/api/workflows/${String(doc['id'])}/deploy`).set(auth).expect(201);
+  }
+
+  async function views(id: string): Promise<View[]> {
+    const res = await h.http.get(`/api/workflows/${id}/schedules`).set(auth).expect(200);
+    expect(res.body.nextCursor).to.equal(null);
+    return res.body.items as View[];
+  }
+
+  async function history(id: string): Promise<{ id: string; status: string; trigger: Record<string, unknown>; input: unknown }[]> {
+    for (let i = 0; i < 100; i++) {
+      const res = await h.http.get(`/api/workflows/${id}/executions`).set(auth).expect(200);
+      const items = res.body.items as { id: string; status: string; trigger: Record<string, unknown>; input: unknown }[];
+      if (items.every((x) => x.status !== 'running')) return items;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error('executions did not end');
+  }
+
+  it('shows next run times only while deployed; 404 for an unknown workflow', async () => {
+    await create(scheduled('s', {}), false);
+    expect(await views('s')).to.deep.equal([
+      { id: 'tick', cron: '*/5 * * * *', timezone: 'UTC', overlap: 'skip', catchUp: 'none', input: { from: 'cron' }, active: false, nextRuns: [], lastResult: null },
+    ]);
+    await h.http.post('/api/workflows/s/deploy').set(auth).expect(201);
+    const [v] = await views('s');
+    expect(v?.active).to.equal(true);
+    expect(v?.nextRuns).to.deep.equal(['10:05', '10:10', '10:15', '10:20', '10:25'].map((m) => `2026-03-02T${m}:00.000Z`));
+    await h.http.get('/api/workflows/nope/schedules').set(auth).expect(404);
+    await h.http.get('/api/workflows/s/schedules').expect(401);
+  });
+
+  it('follows the IANA zone: 09:00 in Tokyo is 00:00Z', async () => {
+    await create(scheduled('tz', { cron: '0 9 * * *', timezone: 'Asia/Tokyo' }));
+    const [v] = await views('tz');
+    expect(v?.timezone).to.equal('Asia/Tokyo');
+    expect(v?.nextRuns[0]).to.equal('2026-03-03T00:00:00.000Z');
+  });
+
+  it('fires each due time once, with its input, even with two instances ticking', async () => {
+    await create(scheduled('once', {}));
+    const other = otherInstance(h, { now: () => t });
+    at('2026-03-02T10:05:00.400Z');
+    const started = (await h.services.schedules.tick()) + (await other.services.schedules.tick()) + (await h.services.schedules.tick());
+    expect(started).to.equal(1);
+    const runs = await history('once');
+    expect(runs).to.have.length(1);
+    expect(runs[0]?.trigger).to.deep.equal({ type: 'schedule', triggerId: 'tick', dueAt: '2026-03-02T10:05:00.000Z' });
+    expect(runs[0]?.input).to.deep.equal({ from: 'cron' });
+    expect(runs[0]?.status).to.equal('completed');
+    const [v] = await views('once');
+    expect(v?.lastResult).to.deep.include({ dueAt: '2026-03-02T10:05:00.000Z', executionId: runs[0]?.id, status: 'completed' });
+    expect(v?.nextRuns[0]).to.equal('2026-03-02T10:10:00.000Z');
+  });
+
+  it('overlap "skip" skips a due time while the previous run is running; "allow" runs both', async () => {
+    await create(scheduled('skip', { cron: '* * * * * *' }, 400));
+    await create(scheduled('allow', { cron: '* * * * * *', overlap: 'allow' }, 400));
+    at('2026-03-02T10:00:31.100Z');
+    expect(await h.services.schedules.tick()).to.equal(2);
+    at('2026-03-02T10:00:32.100Z');
+    expect(await h.services.schedules.tick()).to.equal(1);
+    expect((await views('skip'))[0]?.lastResult).to.deep.include({ dueAt: '2026-03-02T10:00:32.000Z', status: 'skipped', executionId: null });
+    expect(await history('skip')).to.have.length(1);
+    expect(await history('allow')).to.have.length(2);
+  });
+
+  it('after downtime: catchUp "none" runs nothing missed, "last" runs the latest missed one once', async () => {
+    await create(scheduled('none', {}));
+    await create(scheduled('last', { catchUp: 'last' }));
+    at('2026-03-02T10:31:10.000Z'); // 10:05 … 10:30 were due while nothing ticked
+    expect(await h.services.schedules.tick()).to.equal(1);
+    expect(await h.services.schedules.tick()).to.equal(0);
+    const runs = await history('last');
+    expect(runs.map((r) => r.trigger['dueAt'])).to.deep.equal(['2026-03-02T10:30:00.000Z']);
+    expect(await history('none')).to.have.length(0);
+    expect((await views('none'))[0]?.nextRuns[0], 'what was passed over is not due any more').to.equal('2026-03-02T10:35:00.000Z');
+    at('2026-03-02T10:35:00.200Z');
+    expect(await h.services.schedules.tick()).to.equal(2);
+  });
+
+  it('fires only while deployed, on the pinned version; deleting the workflow ends it', async () => {
+    await create(scheduled('pin', {}));
+    await h.http.put('/api/workflows/pin').set(auth).send(scheduled('pin', { input: { from: 'edited' } })).expect(200);
+    at('2026-03-02T10:05:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(1);
+    expect((await history('pin'))[0]?.input, 'the deployed version runs').to.deep.equal({ from: 'cron' });
+    await h.http.delete('/api/workflows/pin/deploy').set(auth).expect(204);
+    at('2026-03-02T10:10:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(0);
+    expect((await views('pin'))[0]).to.deep.include({ active: false, nextRuns: [] });
+    await h.http.post('/api/workflows/pin/deploy').set(auth).expect(201);
+    at('2026-03-02T10:15:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(1);
+    expect((await history('pin'))[0]?.input, 'redeployed: the edit runs').to.deep.equal({ from: 'edited' });
+    await h.http.delete('/api/workflows/pin').set(auth).expect(204);
+    at('2026-03-02T10:20:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(0);
+    expect(await h.store.schedules.list()).to.deep.equal([]);
+  });
+});

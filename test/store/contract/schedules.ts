@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import type { ScheduleFire } from '../../../src/store/types.js';
+import type { ContractContext } from './context.js';
+import { workflowDef } from './context.js';
+
+function fire(dueAt: string, outcome: ScheduleFire['outcome'] = 'claimed', firedAt = dueAt, triggerId = 'every'): ScheduleFire {
+  return { workflowId: 'wf', triggerId, dueAt, executionId: outcome === 'skipped' ? null : `x-${dueAt}`, outcome, firedAt };
+}
+
+const T0 = '2024-03-01T10:00:00.000Z';
+const T1 = '2024-03-01T10:05:00.000Z';
+const T2 = '2024-03-01T10:10:00.000Z';
+
+export function schedulesContract(ctx: ContractContext): void {
+  describe('schedules', () => {
+    it('puts, lists and replaces the schedules of a workflow; a kept trigger keeps its last due time', async () => {
+      const s = ctx.store();
+      await s.schedules.put('wf', [{ triggerId: 'a', version: 1 }, { triggerId: 'b', version: 1 }], T0);
+      await s.schedules.put('other', [{ triggerId: 'z', version: 3 }], T0);
+      expect(await s.schedules.list()).to.deep.equal([
+        { workflowId: 'other', triggerId: 'z', version: 3, activeFrom: T0, lastDueAt: null },
+        { workflowId: 'wf', triggerId: 'a', version: 1, activeFrom: T0, lastDueAt: null },
+        { workflowId: 'wf', triggerId: 'b', version: 1, activeFrom: T0, lastDueAt: null },
+      ]);
+      await s.schedules.pass('wf', 'a', T1);
+      await s.schedules.put('wf', [{ triggerId: 'a', version: 2 }], T2);
+      expect(await s.schedules.listByWorkflow('wf')).to.deep.equal([{ workflowId: 'wf', triggerId: 'a', version: 2, activeFrom: T2, lastDueAt: T1 }]);
+      expect(await s.schedules.deleteByWorkflow('wf')).to.equal(1);
+      expect(await s.schedules.listByWorkflow('wf')).to.deep.equal([]);
+    });
+
+    it('claims a due time once, advancing the last due time only forwards', async () => {
+      const s = ctx.store();
+      await s.schedules.put('wf', [{ triggerId: 'every', version: 1 }], T0);
+      expect(await s.schedules.claim(fire(T1))).to.equal(true);
+      expect(await s.schedules.claim({ ...fire(T1), executionId: 'someone-else' }), 'the same due time again').to.equal(false);
+      expect(await s.schedules.claim(fire(T0, 'skipped'))).to.equal(true);
+      expect((await s.schedules.listByWorkflow('wf'))[0]?.lastDueAt, 'never moves back').to.equal(T1);
+      await s.schedules.pass('wf', 'every', T2);
+      await s.schedules.pass('wf', 'every', T0);
+      expect((await s.schedules.listByWorkflow('wf'))[0]?.lastDueAt).to.equal(T2);
+      expect((await s.schedules.lastFires('wf', 'every', 10)).map((f) => [f.dueAt, f.outcome, f.executionId])).to.deep.equal([
+        [T1, 'claimed', `x-${T1}`],
+        [T0, 'skipped', null],
+      ]);
+    });
+
+    it('lists claimed fires for the sweep and marks them started once', async () => {
+      const s = ctx.store();
+      await s.schedules.claim(fire(T1, 'claimed', '2024-03-01T10:05:01.000Z'));
+      await s.schedules.claim(fire(T0, 'claimed', '2024-03-01T10:00:01.000Z'));
+      await s.schedules.claim(fire(T2, 'started', '2024-03-01T10:10:01.000Z'));
+      expect((await s.schedules.listClaimed('2024-03-01T11:00:00.000Z', 10)).map((f) => f.dueAt)).to.deep.equal([T0, T1]);
+      expect((await s.schedules.listClaimed('2024-03-01T10:03:00.000Z', 10)).map((f) => f.dueAt)).to.deep.equal([T0]);
+      expect(await s.schedules.markStarted('wf', 'every', T0)).to.equal(true);
+      expect(await s.schedules.markStarted('wf', 'every', T0)).to.equal(false);
+      expect(await s.schedules.markStarted('wf', 'every', T2), 'already started').to.equal(false);
+      expect((await s.schedules.listClaimed('2024-03-01T11:00:00.000Z', 10)).map((f) => f.dueAt)).to.deep.equal([T1]);
+    });
+
+    it('keeps schedules and fires across a reopen; deleting the workflow removes them', async () => {
+      await ctx.store().workflows.create(workflowDef('wf'));
+      await ctx.store().schedules.put('wf', [{ triggerId: 'every', version: 1 }], T0);
+      await ctx.store().schedules.claim(fire(T1));
+      const s = await ctx.reopen();
+      expect(await s.schedules.listByWorkflow('wf')).to.have.length(1);
+      expect(await s.schedules.lastFires('wf', 'every', 5)).to.have.length(1);
+      await s.workflows.delete('wf');
+      expect(await s.schedules.listByWorkflow('wf')).to.deep.equal([]);
+      expect(await s.schedules.lastFires('wf', 'every', 5)).to.deep.equal([]);
+    });
+  });
+}

@@ -42,7 +42,8 @@ export async function deployCommand(args: string[]): Promise<number> {
       `workflow ${r.workflowId} ${r.created ? 'created' : 'updated'} and deployed (version ${r.version})\n` +
         `endpoint: ${r.endpoint}\n` +
         `api key:  ${r.apiKey.key}  (shown once; id ${r.apiKey.id})\n` +
-        `try:      ${curlExecute(r.endpoint, r.apiKey.key, { input: sampleInput(doc) })}\n`,
+        `try:      ${curlExecute(r.endpoint, r.apiKey.key, { input: sampleInput(doc) })}\n` +
+        triggerLines(doc, url),
     );
     return 0;
   } catch (err) {
@@ -63,6 +64,23 @@ function describeFailure(err: unknown, file: string, url: string): string {
   }
   if (isTroupeError(err)) return `troupe deploy: ${err.message}`;
   throw err;
+}
+
+/** What else the deployment made live: webhook URLs and schedules (SPEC §4.3, §4.5). */
+function triggerLines(doc: unknown, url: string): string {
+  const triggers = (doc as { triggers?: unknown } | null)?.triggers;
+  if (!Array.isArray(triggers)) return '';
+  const base = url.replace(/\/+$/, '');
+  return (triggers as Record<string, unknown>[])
+    .map((t) => {
+      if (t['type'] === 'webhook') {
+        const signed = typeof t['secret'] === 'string' ? `signed ${String(t['provider'] ?? 'generic')}` : 'unsigned';
+        return `webhook:  POST ${base}/webhooks/${String(t['path'])}  (${signed}, ${String(t['responseMode'] ?? 'accepted')})\n`;
+      }
+      if (t['type'] === 'schedule') return `schedule: ${String(t['id'])} "${String(t['cron'])}" ${String(t['timezone'] ?? 'UTC')}\n`;
+      return '';
+    })
+    .join('');
 }
 
 const SAMPLE: Record<string, unknown> = { string: 'text', number: 1, boolean: true, object: {}, array: [] };

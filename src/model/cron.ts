@@ -81,18 +81,31 @@ function field(text: string, spec: FieldSpec): number[] {
   return [...values].sort((a, b) => a - b);
 }
 
+/** The usual nicknames (Vixie cron); `@reboot` has no due times, so it is not one of them. */
+const ALIASES: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
 export function parseCron(expression: string): CronParse {
-  const parts = expression.trim().split(/\s+/);
+  const trimmed = expression.trim();
+  const parts = (ALIASES[trimmed.toLowerCase()] ?? trimmed).split(/\s+/);
   if (parts.length !== 5 && parts.length !== 6) {
-    return { ok: false, message: `a cron expression has 5 fields (or 6 with seconds), got ${expression.trim() === '' ? 0 : parts.length}` };
+    return { ok: false, message: `a cron expression has 5 fields (or 6 with seconds) or is one of ${Object.keys(ALIASES).join(', ')}; got ${trimmed === '' ? 0 : parts.length} fields` };
   }
   const texts = parts.length === 5 ? ['0', ...parts] : parts;
   try {
     const [second, minute, hour, dayOfMonth, month, dayOfWeek] = SPECS.map((spec, i) => field(texts[i] ?? '', spec)) as [
       number[], number[], number[], number[], number[], number[],
     ];
-    const dayOfMonthAny = texts[3] === '*';
-    const dayOfWeekAny = texts[5] === '*';
+    // as Vixie cron: a day field starting with `*` (`*`, `*/1`, `*/2`) leaves the choice to the other
+    const dayOfMonthAny = (texts[3] ?? '').startsWith('*');
+    const dayOfWeekAny = (texts[5] ?? '').startsWith('*');
     return { ok: true, fields: { second, minute, hour, dayOfMonth, month, dayOfWeek, dayOfMonthAny, dayOfWeekAny } };
   } catch (err) {
     if (err instanceof CronFieldError) return { ok: false, message: err.message };

@@ -1,7 +1,10 @@
 /** Trigger rules (SPEC §4.3, §4.5): cron syntax and ranges, IANA zones, unique ids and paths. */
 import { isValidTimeZone, parseCron } from './cron.js';
+import { nextDue } from './cron-next.js';
 import type { TriggerDef, WebhookTrigger } from './types.js';
 import type { ValidationContext } from './validate-context.js';
+
+const NEVER_CHECK_FROM = new Date(Date.UTC(1999, 11, 31));
 
 export function checkTriggers(ctx: ValidationContext, triggers: { index: number; def: TriggerDef }[]): void {
   const ids = new Map<string, number>();
@@ -13,6 +16,8 @@ export function checkTriggers(ctx: ValidationContext, triggers: { index: number;
     if (def.type === 'schedule') {
       const cron = parseCron(def.cron);
       if (!cron.ok) ctx.add(['triggers', index, 'cron'], `invalid cron expression "${def.cron}": ${cron.message}`);
+      // five years from a leap year's start hold every date a cron can name (Feb 29 included)
+      else if (nextDue(cron.fields, 'UTC', NEVER_CHECK_FROM) === null) ctx.add(['triggers', index, 'cron'], `cron expression "${def.cron}" never comes due (no such date)`);
       if (def.timezone !== undefined && !isValidTimeZone(def.timezone)) {
         ctx.add(['triggers', index, 'timezone'], `unknown time zone "${def.timezone}" (use an IANA name such as "Europe/Paris")`);
       }

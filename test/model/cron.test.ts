@@ -42,4 +42,17 @@ describe('model/cron', () => {
     expect(isValidTimeZone('Europe/Atlantis')).to.equal(false);
     expect(isValidTimeZone('')).to.equal(false);
   });
+
+  it('knows the usual nicknames, and a day field starting with * leaves the choice to the other', () => {
+    const daily = parseCron('@daily');
+    expect(daily.ok && daily.fields.hour).to.deep.equal([0]);
+    expect(daily.ok && daily.fields.minute).to.deep.equal([0]);
+    const weekly = parseCron('@WEEKLY');
+    expect(weekly.ok && weekly.fields.dayOfWeek).to.deep.equal([0]);
+    expect(parseCron('@reboot').ok).to.equal(false);
+    const stepped = parseCron('0 9 */1 * 1-5');
+    expect(stepped.ok && stepped.fields.dayOfMonthAny, '*/1 is unrestricted').to.equal(true);
+    const listed = parseCron('0 9 1-31 * 1-5');
+    expect(listed.ok && listed.fields.dayOfMonthAny, 'a range is a restriction').to.equal(false);
+  });
 });

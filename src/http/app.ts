@@ -51,6 +51,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     secretKey: deps.secretKey,
     maxInflight: deps.config.maxInflight,
     keyRateLimit: deps.config.keyRateLimit,
+    executionTimeoutMs: deps.config.executionTimeoutMs,
     observer: metrics.observer,
     bus: { bus: deps.bus, prefix: deps.config.busPrefix },
     ...(deps.now ? { now: deps.now } : {}),

@@ -75,8 +75,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         services.webhooks.stopSweeper();
-        services.schedules.stop();
-        stopping ??= shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason);
+        // a tick in progress may still be starting runs: they belong to the grace period below
+        stopping ??= services.schedules.stop().then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason));
         return stopping;
       },
     };

@@ -4,7 +4,7 @@
  * revoked, across undeploy and redeploy.
  */
 import { TroupeError } from '../errors.js';
-import type { WebhookTrigger, WorkflowDef } from '../model/types.js';
+import type { ScheduleTrigger, WebhookTrigger, WorkflowDef } from '../model/types.js';
 import type { Deployment, Store } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
 import type { LookupCache } from './lookup-cache.js';
@@ -79,9 +79,14 @@ async function indexTriggers(store: Store, workflowId: string, pinned: { def: Wo
   const hooks = triggers.filter((t): t is WebhookTrigger => t.type === 'webhook');
   if (hooks.length === 0) await store.webhooks.deleteRoutes(workflowId);
   else await store.webhooks.putRoutes(workflowId, hooks.map((t) => ({ path: t.path, triggerId: t.id })));
-  const schedules = triggers.filter((t) => t.type === 'schedule');
+  const schedules = triggers.filter((t): t is ScheduleTrigger => t.type === 'schedule');
   if (pinned === null || schedules.length === 0) await store.schedules.deleteByWorkflow(workflowId);
-  else await store.schedules.put(workflowId, schedules.map((t) => ({ triggerId: t.id, version: pinned.version })), pinned.deployedAt);
+  else await store.schedules.put(workflowId, schedules.map((t) => ({ triggerId: t.id, version: pinned.version, spec: scheduleSpec(t) })), pinned.deployedAt);
+}
+
+/** what decides a schedule's due times: a change starts its window afresh */
+export function scheduleSpec(t: ScheduleTrigger): string {
+  return `${t.cron.trim()}|${t.timezone ?? 'UTC'}`;
 }
 
 export function deploymentView(d: Deployment): DeploymentView {

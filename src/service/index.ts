@@ -29,6 +29,8 @@ export interface ServiceDeps {
   now?: () => number;
   observer?: ExecutionObserver;
   pollMs?: number;
+  /** the engine's time limit: a run older than it cannot still be running */
+  executionTimeoutMs?: number;
   /** where instances tell each other that keys or deployments changed (see LookupCache) */
   bus?: { bus: Bus; prefix: string };
 }
@@ -44,7 +46,11 @@ export interface Services {
   lookups: LookupCache;
   webhooks: WebhookService;
   schedules: ScheduleService;
+  /** for views that read several repositories (schedules) */
+  store: Store;
 }
+
+const DEFAULT_EXECUTION_TIMEOUT_MS = 300_000;
 
 export function createServices(deps: ServiceDeps): Services {
   const now = deps.now ?? Date.now;
@@ -82,7 +88,16 @@ export function createServices(deps: ServiceDeps): Services {
     executions,
     rateLimits: new TokenBuckets(deps.keyRateLimit, now),
     webhooks,
-    schedules: new ScheduleService({ store: deps.store, executions, cache, logger: deps.logger, now }),
+    schedules: new ScheduleService({
+      store: deps.store,
+      executions,
+      deployments,
+      registry: deps.registry,
+      logger: deps.logger,
+      now,
+      executionTimeoutMs: deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS,
+    }),
+    store: deps.store,
   };
 }
 

@@ -5,29 +5,44 @@
  * Like a webhook event, a fire carries the execution id chosen before its claim: starting it is
  * creating that record, and a fire claimed by an instance that died before starting it is
  * started by the next tick anywhere.
+ *
+ * Missed or on time is judged by the shared heartbeat (when any instance last finished a tick),
+ * not by a due time's age: due times that fell due while no instance ticked are missed (catchUp
+ * decides), the rest are on time, however late a tick runs.
  */
 import type { Logger } from 'pino';
+import { TroupeError } from '../errors.js';
 import { parseCron, type CronFields } from '../model/cron.js';
 import { dueBetween, lastDueBetween, nextDue } from '../model/cron-next.js';
-import type { ScheduleTrigger, WorkflowDef } from '../model/types.js';
-import { TroupeError } from '../errors.js';
+import type { BlockTypeRegistry, ScheduleTrigger } from '../model/types.js';
 import { newExecutionId } from '../runtime/ids.js';
 import type { ScheduleEntry, ScheduleFire, Store } from '../store/types.js';
-import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
+import { CompiledCache, type LoadedWorkflow } from './compiled-cache.js';
+import type { DeploymentService } from './deployments.js';
 import type { ExecutionService } from './executions.js';
+import { RetryBackoff } from './retry-backoff.js';
 
-/** a due time further back than this when first seen was missed (the service was down) */
-export const LATE_AFTER_MS = 30_000;
+/** no instance ticked for longer than this: the service was down */
+const DOWN_AFTER_MS = 30_000;
+/** how far back of the heartbeat a due time still counts as this tick's (ticks overlap a little) */
+const TICK_SLACK_MS = 2_000;
 /** a claimed fire not started after this is started by whoever ticks next */
 const CLAIM_GRACE_MS = 5_000;
+/** a claim older than this no longer counts as a run in progress for overlap "skip" */
+const CLAIM_STALE_MS = 60_000;
+const PURGE_EVERY_MS = 60 * 60_000;
+const KEEP_FIRES_MS = 7 * 24 * 60 * 60_000;
 const RUNNING = new Set(['queued', 'running']);
 
 export interface ScheduleServiceDeps {
   store: Store;
   executions: ExecutionService;
-  cache: CompiledCache;
+  deployments: DeploymentService;
+  registry: BlockTypeRegistry;
   logger: Logger;
   now: () => number;
+  /** a run older than this plus a minute cannot still be running (its instance died) */
+  executionTimeoutMs: number;
 }
 
 export interface ActiveSchedule {
@@ -37,75 +52,52 @@ export interface ActiveSchedule {
   timeZone: string;
 }
 
-/** GET /api/workflows/{id}/schedules: one per schedule trigger */
-export interface ScheduleView {
-  id: string;
-  cron: string;
-  timezone: string;
-  overlap: 'skip' | 'allow';
-  catchUp: 'none' | 'last';
-  input: unknown;
-  /** deployed with this schedule: it fires */
-  active: boolean;
-  /** the next due times (empty when not active) */
-  nextRuns: string[];
-  lastResult: LastResult | null;
-}
-
-export interface LastResult {
-  dueAt: string;
-  firedAt: string;
-  executionId: string | null;
-  /** the execution's status, `skipped` (overlap), or `missed` (claimed, never started) */
-  status: string;
-  error: unknown;
-}
-
-const NEXT_RUNS = 5;
+/** the scheduler's own compiled workflows: ticking never evicts what execute relies on */
+const SCHEDULE_CACHE_SIZE = 1024;
 
 export class ScheduleService {
   private timer: NodeJS.Timeout | undefined;
-  private ticking = false;
+  private current: Promise<number> | undefined;
+  private stopping = false;
+  private lastPurge = 0;
+  private readonly cache: CompiledCache;
+  private readonly retry = new RetryBackoff();
 
-  constructor(private readonly deps: ScheduleServiceDeps) {}
+  constructor(private readonly deps: ScheduleServiceDeps) {
+    this.cache = new CompiledCache(deps.registry, SCHEDULE_CACHE_SIZE);
+  }
 
   start(intervalMs = 1_000): void {
     if (this.timer !== undefined) return;
+    this.stopping = false;
     this.timer = setInterval(() => void this.tickSafely(), intervalMs);
     this.timer.unref();
     void this.tickSafely();
   }
 
-  stop(): void {
+  /** No new claims from here on; resolves once a tick in progress has ended. */
+  async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    await this.current?.catch(() => undefined);
   }
 
   /** Fires what is due up to now; one tick at a time. Returns the fires this tick started. */
-  async tick(): Promise<number> {
-    if (this.ticking) return 0;
-    this.ticking = true;
-    try {
-      const now = this.deps.now();
-      let started = await this.restartClaimed(now);
-      for (const entry of await this.deps.store.schedules.list()) {
-        try {
-          started += await this.tickOne(entry, now);
-        } catch (err) {
-          this.deps.logger.error({ err, workflowId: entry.workflowId, triggerId: entry.triggerId }, 'schedule tick failed');
-        }
-      }
-      return started;
-    } finally {
-      this.ticking = false;
-    }
+  tick(): Promise<number> {
+    if (this.current !== undefined) return Promise.resolve(0);
+    this.current = this.runTick().finally(() => {
+      this.current = undefined;
+    });
+    return this.current;
   }
 
-  /** The pinned version's trigger, parsed; null when it is gone (the next deploy re-indexes). */
+  /** The pinned version's trigger, parsed; null when not deployed on that version any more. */
   async activeSchedule(entry: ScheduleEntry): Promise<ActiveSchedule | null> {
-    const stored = await this.deps.store.workflows.getVersion(entry.workflowId, entry.version);
-    if (stored === null) return null;
-    const loaded = this.deps.cache.load(stored, stored.updatedAt);
+    const deployment = await this.deps.deployments.get(entry.workflowId);
+    if (deployment === null || deployment.version !== entry.version) return null;
+    const loaded = await this.loadVersion(entry.workflowId, entry.version, deployment.deployedAt);
+    if (loaded === null) return null;
     const trigger = (loaded.def.triggers ?? []).find((t): t is ScheduleTrigger => t.type === 'schedule' && t.id === entry.triggerId);
     if (trigger === undefined) return null;
     const cron = parseCron(trigger.cron);
@@ -126,36 +118,21 @@ export class ScheduleService {
     return out;
   }
 
-  /** The schedule triggers of `def` (the pinned version when deployed, else the current one). */
-  async describe(workflowId: string, def: WorkflowDef, deployed: boolean): Promise<ScheduleView[]> {
-    const entries = deployed ? await this.deps.store.schedules.listByWorkflow(workflowId) : [];
-    const out: ScheduleView[] = [];
-    for (const t of (def.triggers ?? []).filter((x): x is ScheduleTrigger => x.type === 'schedule')) {
-      const entry = entries.find((e) => e.triggerId === t.id);
-      const active = entry === undefined ? null : await this.activeSchedule(entry);
-      out.push({
-        id: t.id,
-        cron: t.cron,
-        timezone: t.timezone ?? 'UTC',
-        overlap: t.overlap ?? 'skip',
-        catchUp: t.catchUp ?? 'none',
-        input: t.input ?? {},
-        active: active !== null,
-        nextRuns: active === null || entry === undefined ? [] : this.nextRuns(active, entry, NEXT_RUNS),
-        lastResult: await this.lastResult(workflowId, t.id),
-      });
+  private async runTick(): Promise<number> {
+    const now = this.deps.now();
+    const heartbeat = await this.deps.store.schedules.heartbeat();
+    let started = await this.restartClaimed(now);
+    for (const entry of await this.deps.store.schedules.list()) {
+      if (this.stopping) break;
+      try {
+        started += await this.tickOne(entry, now, heartbeat);
+      } catch (err) {
+        this.deps.logger.error({ err, workflowId: entry.workflowId, triggerId: entry.triggerId }, 'schedule tick failed');
+      }
     }
-    return out;
-  }
-
-  private async lastResult(workflowId: string, triggerId: string): Promise<LastResult | null> {
-    const [last] = await this.deps.store.schedules.lastFires(workflowId, triggerId, 1);
-    if (last === undefined) return null;
-    const base = { dueAt: last.dueAt, firedAt: last.firedAt, executionId: last.executionId };
-    if (last.outcome === 'skipped' || last.executionId === null) return { ...base, status: 'skipped', error: null };
-    const rec = await this.deps.store.executions.get(last.executionId);
-    if (rec === null) return { ...base, status: last.outcome === 'claimed' ? 'starting' : 'missed', error: null };
-    return { ...base, status: rec.status, error: rec.error ?? null };
+    if (!this.stopping) await this.deps.store.schedules.beat(new Date(now).toISOString());
+    await this.purge(now);
+    return started;
   }
 
   private async tickSafely(): Promise<void> {
@@ -166,22 +143,25 @@ export class ScheduleService {
     }
   }
 
-  private async tickOne(entry: ScheduleEntry, now: number): Promise<number> {
+  private async tickOne(entry: ScheduleEntry, now: number, heartbeat: string | null): Promise<number> {
+    // the deployment instant itself is inside the window: `from` is exclusive
+    const from = entry.lastDueAt === null ? Date.parse(entry.activeFrom) - 1 : Date.parse(entry.lastDueAt);
+    if (from >= now) return 0;
     const active = await this.activeSchedule(entry);
     if (active === null) return 0;
-    const from = new Date(Math.max(Date.parse(entry.activeFrom), Date.parse(entry.lastDueAt ?? entry.activeFrom)));
-    const lateBefore = new Date(now - LATE_AFTER_MS);
+    const beat = heartbeat === null ? null : Date.parse(heartbeat);
+    // nobody ticked lately (or ever): what fell due meanwhile was missed
+    const onTimeFrom = Math.max(from, beat === null || now - beat > DOWN_AFTER_MS ? now - TICK_SLACK_MS : beat - TICK_SLACK_MS);
     let started = 0;
-    if (from < lateBefore) {
-      // after downtime: at most one missed occurrence runs (catchUp "last"); the rest are passed over
-      const missed = lastDueBetween(active.fields, active.timeZone, from, lateBefore);
+    if (onTimeFrom > from) {
+      const missed = lastDueBetween(active.fields, active.timeZone, new Date(from), new Date(onTimeFrom));
       if (missed !== null) {
         if (active.trigger.catchUp === 'last') started += await this.fire(entry, active, missed, now);
         else await this.deps.store.schedules.pass(entry.workflowId, entry.triggerId, missed.toISOString());
       }
     }
-    const onTimeFrom = from > lateBefore ? from : lateBefore;
-    for (const due of dueBetween(active.fields, active.timeZone, onTimeFrom, new Date(now), 100)) {
+    for (const due of dueBetween(active.fields, active.timeZone, new Date(onTimeFrom), new Date(now), 100)) {
+      if (this.stopping) break;
       started += await this.fire(entry, active, due, now);
     }
     return started;
@@ -189,50 +169,90 @@ export class ScheduleService {
 
   private async fire(entry: ScheduleEntry, active: ActiveSchedule, due: Date, now: number): Promise<number> {
     const base = { workflowId: entry.workflowId, triggerId: entry.triggerId, dueAt: due.toISOString(), firedAt: new Date(now).toISOString() };
-    if ((active.trigger.overlap ?? 'skip') === 'skip' && (await this.previousRunning(entry))) {
+    if ((active.trigger.overlap ?? 'skip') === 'skip' && (await this.previousRunning(entry, now))) {
       const skipped = await this.deps.store.schedules.claim({ ...base, executionId: null, outcome: 'skipped' });
       if (skipped) this.deps.logger.info({ ...base }, 'schedule skipped: its previous run is still running');
       return 0;
     }
     const fire: ScheduleFire = { ...base, executionId: newExecutionId(now), outcome: 'claimed' };
     if (!(await this.deps.store.schedules.claim(fire))) return 0; // another instance has this due time
-    return (await this.startFire(fire, active.loaded, active.trigger)) ? 1 : 0;
+    try {
+      return (await this.startFire(fire, active)) ? 1 : 0;
+    } catch (err) {
+      // claimed: the restart of claims retries it with a growing delay
+      this.retry.failed(fireKey(fire), now);
+      this.deps.logger.error({ err, ...base }, 'scheduled run did not start; retrying');
+      return 0;
+    }
   }
 
-  private async previousRunning(entry: ScheduleEntry): Promise<boolean> {
-    const [last] = (await this.deps.store.schedules.lastFires(entry.workflowId, entry.triggerId, 5)).filter((f) => f.executionId !== null);
-    if (last === undefined || last.executionId === null) return false;
-    if (last.outcome === 'claimed') return true; // being started right now
+  private async previousRunning(entry: ScheduleEntry, now: number): Promise<boolean> {
+    const last = await this.deps.store.schedules.lastRun(entry.workflowId, entry.triggerId);
+    if (last === null || last.executionId === null) return false;
+    // being started right now (unless its instance died long ago)
+    if (last.outcome === 'claimed') return now - Date.parse(last.firedAt) < CLAIM_STALE_MS;
     const rec = await this.deps.store.executions.get(last.executionId);
-    return rec !== null && RUNNING.has(rec.status);
+    if (rec === null || !RUNNING.has(rec.status)) return false;
+    // a run past its time limit was left `running` by an instance that died: it blocks nothing
+    const since = Date.parse(rec.startedAt ?? last.firedAt);
+    return now - since < this.deps.executionTimeoutMs + 60_000;
   }
 
   /** false when it could not start now (no capacity: it stays claimed and a later tick starts it) */
-  private async startFire(fire: ScheduleFire, loaded: LoadedWorkflow, trigger: ScheduleTrigger): Promise<boolean> {
+  private async startFire(fire: ScheduleFire, active: ActiveSchedule): Promise<boolean> {
     const executionId = fire.executionId ?? newExecutionId();
+    const trigger = { type: 'schedule' as const, triggerId: fire.triggerId, dueAt: fire.dueAt };
     try {
       this.deps.executions.ensureCapacity();
-      await this.deps.executions.start(loaded, trigger.input ?? {}, { type: 'schedule', triggerId: fire.triggerId, dueAt: fire.dueAt }, { executionId, awaitRecord: true });
+      await this.deps.executions.start(active.loaded, active.trigger.input ?? {}, trigger, { executionId, awaitRecord: true });
     } catch (err) {
       if (err instanceof TroupeError && err.code === 'OVERLOADED') return false;
       if (!(err instanceof TroupeError) || err.code !== 'CONFLICT') throw err;
     }
     await this.deps.store.schedules.markStarted(fire.workflowId, fire.triggerId, fire.dueAt);
+    this.retry.forget(fireKey(fire));
     return true;
   }
 
+  /** Claims whose instance died or found no capacity; one that cannot start holds up nothing. */
   private async restartClaimed(now: number): Promise<number> {
     let started = 0;
     for (const fire of await this.deps.store.schedules.listClaimed(new Date(now - CLAIM_GRACE_MS).toISOString(), 100)) {
-      const entry = (await this.deps.store.schedules.listByWorkflow(fire.workflowId)).find((e) => e.triggerId === fire.triggerId);
-      const active = entry === undefined ? null : await this.activeSchedule(entry);
-      if (active === null) {
-        // undeployed since: what it was claimed for no longer runs
-        await this.deps.store.schedules.markStarted(fire.workflowId, fire.triggerId, fire.dueAt);
-        continue;
+      if (this.stopping) break;
+      if (this.retry.waiting(fireKey(fire), now)) continue;
+      try {
+        if (await this.restartOne(fire)) started += 1;
+      } catch (err) {
+        const retryInMs = this.retry.failed(fireKey(fire), now);
+        this.deps.logger.error({ err, workflowId: fire.workflowId, triggerId: fire.triggerId, dueAt: fire.dueAt, retryInMs }, 'claimed scheduled run did not start');
       }
-      if (await this.startFire(fire, active.loaded, active.trigger)) started += 1;
     }
     return started;
   }
+
+  private async restartOne(fire: ScheduleFire): Promise<boolean> {
+    const entry = (await this.deps.store.schedules.listByWorkflow(fire.workflowId)).find((e) => e.triggerId === fire.triggerId);
+    const active = entry === undefined ? null : await this.activeSchedule(entry);
+    if (active !== null) return this.startFire(fire, active);
+    // undeployed since: what it was claimed for no longer runs (GET /schedules shows it `missed`)
+    await this.deps.store.schedules.markStarted(fire.workflowId, fire.triggerId, fire.dueAt);
+    return false;
+  }
+
+  private async loadVersion(workflowId: string, version: number, stamp: string): Promise<LoadedWorkflow | null> {
+    const hit = this.cache.peek(workflowId, version, stamp);
+    if (hit !== undefined) return hit;
+    const stored = await this.deps.store.workflows.getVersion(workflowId, version);
+    return stored === null ? null : this.cache.load(stored, stamp);
+  }
+
+  private async purge(now: number): Promise<void> {
+    if (now - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = now;
+    await this.deps.store.schedules.purgeFires(new Date(now - KEEP_FIRES_MS).toISOString());
+  }
+}
+
+function fireKey(f: ScheduleFire): string {
+  return `${f.workflowId}\u0000${f.triggerId}\u0000${f.dueAt}`;
 }

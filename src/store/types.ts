@@ -263,6 +263,8 @@ export interface WebhookRepo {
 export interface ScheduleEntry {
   workflowId: string;
   triggerId: string;
+  /** `cron|timezone` as deployed */
+  spec: string;
   /** the pinned version whose trigger this is */
   version: number;
   /** due times before this (the deployment) are never fired */
@@ -285,8 +287,11 @@ export interface ScheduleFire {
 }
 
 export interface ScheduleRepo {
-  /** Replaces the workflow's schedules; a trigger id that stays keeps its `lastDueAt`. */
-  put(workflowId: string, entries: readonly { triggerId: string; version: number }[], activeFrom: string): Promise<void>;
+  /**
+   * Replaces the workflow's schedules. A trigger id that stays keeps its `lastDueAt`, and its
+   * `activeFrom` too while its `spec` (cron and zone) is unchanged: a redeploy drops no due time.
+   */
+  put(workflowId: string, entries: readonly { triggerId: string; version: number; spec: string }[], activeFrom: string): Promise<void>;
   deleteByWorkflow(workflowId: string): Promise<number>;
   /** every schedule of every deployed workflow, by workflow then trigger id */
   list(): Promise<ScheduleEntry[]>;
@@ -304,6 +309,17 @@ export interface ScheduleRepo {
   listClaimed(firedBefore: string, limit: number): Promise<ScheduleFire[]>;
   /** newest due time first */
   lastFires(workflowId: string, triggerId: string, limit: number): Promise<ScheduleFire[]>;
+  /** the newest fire that has an execution (claimed or started), or null */
+  lastRun(workflowId: string, triggerId: string): Promise<ScheduleFire | null>;
+  /**
+   * Drops fires due before `before`, except claimed ones and, per schedule, the newest fire
+   * and the newest with an execution (what GET /schedules and overlap need). Returns how many.
+   */
+  purgeFires(before: string): Promise<number>;
+  /** when any instance last finished a scheduler tick (the time it examined up to), or null */
+  heartbeat(): Promise<string | null>;
+  /** records a finished tick; never moves the heartbeat back */
+  beat(at: string): Promise<void>;
 }
 
 // ---- the whole store ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ interface View {
   nextRuns: string[];
   timezone: string;
   lastResult: { dueAt: string; executionId: string | null; status: string } | null;
+  lastRun: { dueAt: string; executionId: string | null; status: string } | null;
 }
 
 function scheduled(id: string, trigger: Record<string, unknown>, napMs = 0): Record<string, unknown> {
@@ -58,7 +59,10 @@ describe('http: schedules', () => {
   it('shows next run times only while deployed; 404 for an unknown workflow', async () => {
     await create(scheduled('s', {}), false);
     expect(await views('s')).to.deep.equal([
-      { id: 'tick', cron: '*/5 * * * *', timezone: 'UTC', overlap: 'skip', catchUp: 'none', input: { from: 'cron' }, active: false, nextRuns: [], lastResult: null },
+      {
+        id: 'tick', cron: '*/5 * * * *', timezone: 'UTC', overlap: 'skip', catchUp: 'none', input: { from: 'cron' },
+        active: false, nextRuns: [], nextRunAt: null, lastResult: null, lastRun: null,
+      },
     ]);
     await h.http.post('/api/workflows/s/deploy').set(auth).expect(201);
     const [v] = await views('s');
@@ -92,13 +96,16 @@ describe('http: schedules', () => {
   });
 
   it('overlap "skip" skips a due time while the previous run is running; "allow" runs both', async () => {
+    at('2026-03-02T10:00:30.500Z');
     await create(scheduled('skip', { cron: '* * * * * *' }, 400));
     await create(scheduled('allow', { cron: '* * * * * *', overlap: 'allow' }, 400));
     at('2026-03-02T10:00:31.100Z');
     expect(await h.services.schedules.tick()).to.equal(2);
     at('2026-03-02T10:00:32.100Z');
     expect(await h.services.schedules.tick()).to.equal(1);
-    expect((await views('skip'))[0]?.lastResult).to.deep.include({ dueAt: '2026-03-02T10:00:32.000Z', status: 'skipped', executionId: null });
+    const [skip] = await views('skip');
+    expect(skip?.lastResult).to.deep.include({ dueAt: '2026-03-02T10:00:32.000Z', status: 'skipped', executionId: null });
+    expect(skip?.lastRun, 'the skip does not hide the run').to.deep.include({ dueAt: '2026-03-02T10:00:31.000Z' });
     expect(await history('skip')).to.have.length(1);
     expect(await history('allow')).to.have.length(2);
   });
@@ -135,5 +142,59 @@ describe('http: schedules', () => {
     at('2026-03-02T10:20:00.100Z');
     expect(await h.services.schedules.tick()).to.equal(0);
     expect(await h.store.schedules.list()).to.deep.equal([]);
+  });
+
+  it('a redeploy with the same cron drops no due time; a stalled tick still fires what came due', async () => {
+    await create(scheduled('re', {}));
+    at('2026-03-02T10:04:59.000Z');
+    expect(await h.services.schedules.tick()).to.equal(0);
+    at('2026-03-02T10:05:00.300Z');
+    await h.http.post('/api/workflows/re/deploy').set(auth).expect(201);
+    at('2026-03-02T10:05:00.900Z');
+    expect(await h.services.schedules.tick(), 'due before the redeploy, ticked after it').to.equal(1);
+    await history('re'); // let that run end: overlap skip would skip the next one
+    at('2026-03-02T10:09:59.000Z');
+    await h.services.schedules.tick();
+    at('2026-03-02T10:10:25.000Z'); // a 26 s stall, not downtime
+    expect(await h.services.schedules.tick()).to.equal(1);
+    expect((await history('re')).map((r) => r.trigger['dueAt'])).to.deep.equal(['2026-03-02T10:10:00.000Z', '2026-03-02T10:05:00.000Z']);
+  });
+
+  it('one schedule that cannot start holds up no other, and is retried', async () => {
+    await create(scheduled('bad', {}));
+    await create(scheduled('good', {}));
+    const executions = h.services.executions;
+    const real = executions.start.bind(executions);
+    let broken = true;
+    executions.start = async (loaded, input, trigger, opts) => {
+      if (broken && loaded.workflowId === 'bad') throw new Error('cannot start');
+      return real(loaded, input, trigger, opts);
+    };
+    at('2026-03-02T10:05:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(1);
+    expect(await history('good')).to.have.length(1);
+    expect((await views('bad'))[0]?.lastResult?.status).to.equal('starting');
+    broken = false;
+    at('2026-03-02T10:05:08.000Z');
+    expect(await h.services.schedules.tick(), 'the claim is started later').to.equal(1);
+    expect((await history('bad')).map((r) => r.trigger['dueAt'])).to.deep.equal(['2026-03-02T10:05:00.000Z']);
+  });
+
+  it('refuses a schedule input the starter would refuse (422), and a cron that never comes due', async () => {
+    const doc = scheduled('strict', {});
+    (doc['blocks'] as { config: Record<string, unknown> }[])[0]!.config = { inputFormat: [{ name: 'city', type: 'string', required: true }] };
+    const res = await h.http.post('/api/workflows').set(auth).send(doc).expect(422);
+    expect(JSON.stringify(res.body.error.details)).to.include('/triggers/0/input');
+    const never = await h.http.post('/api/workflows').set(auth).send(scheduled('never', { cron: '0 0 30 2 *' })).expect(422);
+    expect(JSON.stringify(never.body.error.details)).to.include('never comes due');
+    await h.http.post('/api/workflows').set(auth).send(scheduled('alias', { cron: '@daily' })).expect(201);
+  });
+
+  it('once stopped, the scheduler claims nothing more', async () => {
+    await create(scheduled('stop', {}));
+    await h.services.schedules.stop();
+    at('2026-03-02T10:05:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(0);
+    expect(await h.store.schedules.lastFires('stop', 'tick', 5)).to.deep.equal([]);
   });
 });

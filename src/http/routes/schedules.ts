@@ -1,14 +1,15 @@
 /** GET /api/workflows/{id}/schedules (SPEC §4.5): each schedule's next run times and last result. */
 import { z } from 'zod';
+import { describeSchedules } from '../../service/schedule-views.js';
 import type { Services } from '../../service/index.js';
 import { errorResponse, param, type RouteSpec } from '../route-spec.js';
 import { page } from '../schemas.js';
 
-const lastResultSchema = z.object({
+const fireSchema = z.object({
   dueAt: z.string(),
   firedAt: z.string(),
   executionId: z.string().nullable(),
-  status: z.string().describe('the execution\'s status, or `skipped` (overlap "skip" while the previous run ran), `starting`, `missed`'),
+  status: z.string().describe('the execution\'s status, or `skipped` (overlap "skip" while the previous run ran), `starting` (claimed), `missed` (never started)'),
   error: z.unknown(),
 });
 
@@ -21,7 +22,9 @@ export const scheduleViewSchema = z.object({
   input: z.unknown(),
   active: z.boolean().describe('true while the workflow is deployed with this schedule'),
   nextRuns: z.array(z.string()).describe('the next due times (ISO 8601, UTC); empty when not active'),
-  lastResult: lastResultSchema.nullable(),
+  nextRunAt: z.string().nullable().describe('the first of nextRuns'),
+  lastResult: fireSchema.nullable().describe('the latest due time handled, run or skipped'),
+  lastRun: fireSchema.nullable().describe('the latest due time that ran'),
 });
 
 export function scheduleRoutes(s: Services): RouteSpec[] {
@@ -39,7 +42,7 @@ export function scheduleRoutes(s: Services): RouteSpec[] {
         const stored = await s.workflows.get(id);
         const deployment = await s.deployments.get(id);
         const def = deployment === null ? stored.definition : (await s.deployments.loadDeployed(deployment)).def;
-        ctx.body = { items: await s.schedules.describe(id, def, deployment !== null), nextCursor: null };
+        ctx.body = { items: await describeSchedules(s.store, s.schedules, id, def, deployment !== null), nextCursor: null };
       },
     },
   ];

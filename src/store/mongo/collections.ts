@@ -20,6 +20,7 @@ export const COLLECTIONS = {
   webhookDeliveries: 'webhook_deliveries',
   schedules: 'schedules',
   scheduleFires: 'schedule_fires',
+  schedulerHeartbeat: 'scheduler_heartbeat',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -40,7 +41,8 @@ export interface WebhookEventDoc {
   _id: string; workflowId: string; triggerId: string; version: number; deliveryId: string | null; payload: string; receivedAt: string; status: string; executionId: string;
 }
 /** `_id` is the de-duplication key (workflow, trigger, delivery id): the unique index makes accept atomic across instances */
-export interface ScheduleDoc { _id: string; workflowId: string; triggerId: string; version: number; activeFrom: string; lastDueAt: string | null }
+export interface ScheduleDoc { _id: string; workflowId: string; triggerId: string; version: number; spec: string; activeFrom: string; lastDueAt: string | null }
+export interface HeartbeatDoc { _id: string; at: string }
 /** `_id` is (workflow, trigger, due time): the unique key that lets one instance fire a due time */
 export interface ScheduleFireDoc {
   _id: string; workflowId: string; triggerId: string; dueAt: string; executionId: string | null; outcome: string; firedAt: string;

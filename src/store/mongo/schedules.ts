@@ -2,14 +2,14 @@ import type { Collection, Db } from 'mongodb';
 import { clampLimit, iso } from '../shared.js';
 import type { FireOutcome, ScheduleEntry, ScheduleFire, ScheduleRepo } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
-import type { ScheduleDoc, ScheduleFireDoc } from './collections.js';
+import type { HeartbeatDoc, ScheduleDoc, ScheduleFireDoc } from './collections.js';
 
 function key(...parts: string[]): string {
   return JSON.stringify(parts);
 }
 
 function toEntry(doc: ScheduleDoc): ScheduleEntry {
-  return { workflowId: doc.workflowId, triggerId: doc.triggerId, version: doc.version, activeFrom: doc.activeFrom, lastDueAt: doc.lastDueAt };
+  return { workflowId: doc.workflowId, triggerId: doc.triggerId, spec: doc.spec, version: doc.version, activeFrom: doc.activeFrom, lastDueAt: doc.lastDueAt };
 }
 
 function toFire(doc: ScheduleFireDoc): ScheduleFire {
@@ -26,18 +26,25 @@ function toFire(doc: ScheduleFireDoc): ScheduleFire {
 export class MongoSchedules implements ScheduleRepo {
   private readonly schedules: Collection<ScheduleDoc>;
   private readonly fires: Collection<ScheduleFireDoc>;
+  private readonly beats: Collection<HeartbeatDoc>;
 
   constructor(db: Db) {
     this.schedules = db.collection<ScheduleDoc>(COLLECTIONS.schedules);
     this.fires = db.collection<ScheduleFireDoc>(COLLECTIONS.scheduleFires);
+    this.beats = db.collection<HeartbeatDoc>(COLLECTIONS.schedulerHeartbeat);
   }
 
-  async put(workflowId: string, entries: readonly { triggerId: string; version: number }[], activeFrom: string): Promise<void> {
+  async put(workflowId: string, entries: readonly { triggerId: string; version: number; spec: string }[], activeFrom: string): Promise<void> {
     await this.schedules.deleteMany({ workflowId, triggerId: { $nin: entries.map((e) => e.triggerId) } });
+    const from = iso(activeFrom);
     for (const e of entries) {
-      await this.schedules.updateOne(
-        { _id: key(workflowId, e.triggerId) },
-        { $set: { workflowId, triggerId: e.triggerId, version: e.version, activeFrom: iso(activeFrom) }, $setOnInsert: { lastDueAt: null } },
+      const _id = key(workflowId, e.triggerId);
+      // same cron and zone: keep the window (a redeploy drops no due time); changed: start afresh
+      const kept = await this.schedules.updateOne({ _id, spec: e.spec }, { $set: { version: e.version } });
+      if (kept.matchedCount === 1) continue;
+      await this.schedules.replaceOne(
+        { _id },
+        { workflowId, triggerId: e.triggerId, version: e.version, spec: e.spec, activeFrom: from, lastDueAt: null },
         { upsert: true },
       );
     }
@@ -97,5 +104,37 @@ export class MongoSchedules implements ScheduleRepo {
   async lastFires(workflowId: string, triggerId: string, limit: number): Promise<ScheduleFire[]> {
     const docs = await this.fires.find({ workflowId, triggerId }).sort({ dueAt: -1 }).limit(clampLimit(limit)).toArray();
     return docs.map(toFire);
+  }
+
+  async lastRun(workflowId: string, triggerId: string): Promise<ScheduleFire | null> {
+    const doc = await this.fires.find({ workflowId, triggerId, executionId: { $ne: null } }).sort({ dueAt: -1 }).limit(1).next();
+    return doc ? toFire(doc) : null;
+  }
+
+  async purgeFires(before: string): Promise<number> {
+    const cutoff = iso(before);
+    let removed = 0;
+    for (const s of await this.schedules.find({}).toArray()) {
+      const [newest] = await this.lastFires(s.workflowId, s.triggerId, 1);
+      const run = await this.lastRun(s.workflowId, s.triggerId);
+      const keepFrom = [cutoff, newest?.dueAt, run?.dueAt].filter((x): x is string => x !== undefined).sort()[0] ?? cutoff;
+      const res = await this.fires.deleteMany({ workflowId: s.workflowId, triggerId: s.triggerId, dueAt: { $lt: keepFrom }, outcome: { $ne: 'claimed' } });
+      removed += res.deletedCount;
+    }
+    return removed;
+  }
+
+  async heartbeat(): Promise<string | null> {
+    return (await this.beats.findOne({ _id: 'last' }))?.at ?? null;
+  }
+
+  async beat(at: string): Promise<void> {
+    const when = iso(at);
+    try {
+      await this.beats.updateOne({ _id: 'last', at: { $lt: when } }, { $set: { at: when } }, { upsert: true });
+    } catch (err) {
+      // the document exists with a later time: the upsert's insert collided, nothing to do
+      if (!isDuplicateKey(err)) throw err;
+    }
   }
 }

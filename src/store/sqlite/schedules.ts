@@ -6,6 +6,7 @@ interface EntryRow {
   workflow_id: string;
   trigger_id: string;
   version: number;
+  spec: string;
   active_from: string;
   last_due_at: string | null;
 }
@@ -20,7 +21,7 @@ interface FireRow {
 }
 
 function toEntry(row: EntryRow): ScheduleEntry {
-  return { workflowId: row.workflow_id, triggerId: row.trigger_id, version: row.version, activeFrom: row.active_from, lastDueAt: row.last_due_at };
+  return { workflowId: row.workflow_id, triggerId: row.trigger_id, spec: row.spec, version: row.version, activeFrom: row.active_from, lastDueAt: row.last_due_at };
 }
 
 function toFire(row: FireRow): ScheduleFire {
@@ -45,10 +46,18 @@ export class SqliteSchedules implements ScheduleRepo {
   private readonly started;
   private readonly selectClaimed;
   private readonly selectFires;
+  private readonly selectLastRun;
+  private readonly purge;
+  private readonly selectBeat;
+  private readonly upsertBeat;
 
   constructor(private readonly db: Db) {
-    this.upsert = db.prepare(`INSERT INTO schedules (workflow_id, trigger_id, version, active_from, last_due_at) VALUES (?, ?, ?, ?, NULL)
-      ON CONFLICT (workflow_id, trigger_id) DO UPDATE SET version = excluded.version, active_from = excluded.active_from`);
+    // a changed cron or zone starts afresh: an occurrence of the new one from before the deploy must not catch up
+    this.upsert = db.prepare(`INSERT INTO schedules (workflow_id, trigger_id, version, spec, active_from, last_due_at) VALUES (?, ?, ?, ?, ?, NULL)
+      ON CONFLICT (workflow_id, trigger_id) DO UPDATE SET version = excluded.version,
+        active_from = CASE WHEN spec = excluded.spec THEN active_from ELSE excluded.active_from END,
+        last_due_at = CASE WHEN spec = excluded.spec THEN last_due_at ELSE NULL END,
+        spec = excluded.spec`);
     this.removeOthers = db.prepare('DELETE FROM schedules WHERE workflow_id = ? AND trigger_id NOT IN (SELECT value FROM json_each(?))');
     this.removeAll = db.prepare('DELETE FROM schedules WHERE workflow_id = ?');
     this.selectAll = db.prepare<[], EntryRow>('SELECT * FROM schedules ORDER BY workflow_id, trigger_id');
@@ -64,12 +73,22 @@ export class SqliteSchedules implements ScheduleRepo {
     this.selectFires = db.prepare<[string, string, number], FireRow>(
       'SELECT * FROM schedule_fires WHERE workflow_id = ? AND trigger_id = ? ORDER BY due_at DESC LIMIT ?',
     );
+    this.selectLastRun = db.prepare<[string, string], FireRow>(
+      'SELECT * FROM schedule_fires WHERE workflow_id = ? AND trigger_id = ? AND execution_id IS NOT NULL ORDER BY due_at DESC LIMIT 1',
+    );
+    this.purge = db.prepare(`DELETE FROM schedule_fires AS f WHERE f.due_at < ? AND f.outcome <> 'claimed'
+      AND (f.execution_id IS NULL OR EXISTS (SELECT 1 FROM schedule_fires g WHERE g.workflow_id = f.workflow_id
+        AND g.trigger_id = f.trigger_id AND g.due_at > f.due_at AND g.execution_id IS NOT NULL))
+      AND EXISTS (SELECT 1 FROM schedule_fires h WHERE h.workflow_id = f.workflow_id AND h.trigger_id = f.trigger_id AND h.due_at > f.due_at)`);
+    this.selectBeat = db.prepare<[], { at: string }>("SELECT at FROM scheduler_heartbeat WHERE id = 'last'");
+    this.upsertBeat = db.prepare(`INSERT INTO scheduler_heartbeat (id, at) VALUES ('last', ?)
+      ON CONFLICT (id) DO UPDATE SET at = excluded.at WHERE excluded.at > at`);
   }
 
-  async put(workflowId: string, entries: readonly { triggerId: string; version: number }[], activeFrom: string): Promise<void> {
+  async put(workflowId: string, entries: readonly { triggerId: string; version: number; spec: string }[], activeFrom: string): Promise<void> {
     this.db.transaction(() => {
       this.removeOthers.run(workflowId, JSON.stringify(entries.map((e) => e.triggerId)));
-      for (const e of entries) this.upsert.run(workflowId, e.triggerId, e.version, iso(activeFrom));
+      for (const e of entries) this.upsert.run(workflowId, e.triggerId, e.version, e.spec, iso(activeFrom));
     })();
   }
 
@@ -109,5 +128,22 @@ export class SqliteSchedules implements ScheduleRepo {
 
   async lastFires(workflowId: string, triggerId: string, limit: number): Promise<ScheduleFire[]> {
     return this.selectFires.all(workflowId, triggerId, clampLimit(limit)).map(toFire);
+  }
+
+  async lastRun(workflowId: string, triggerId: string): Promise<ScheduleFire | null> {
+    const row = this.selectLastRun.get(workflowId, triggerId);
+    return row ? toFire(row) : null;
+  }
+
+  async purgeFires(before: string): Promise<number> {
+    return this.purge.run(iso(before)).changes;
+  }
+
+  async heartbeat(): Promise<string | null> {
+    return this.selectBeat.get()?.at ?? null;
+  }
+
+  async beat(at: string): Promise<void> {
+    this.upsertBeat.run(iso(at));
   }
 }

@@ -114,6 +114,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_events_by_delivery ON webhook_events (workflow_id, trigger_id, delivery_id, received_at);
   CREATE INDEX webhook_events_by_status ON webhook_events (status, received_at);
   CREATE INDEX webhook_events_by_workflow ON webhook_events (workflow_id);
+  INSERT OR IGNORE INTO webhook_routes (path, workflow_id, trigger_id)
+    SELECT json_extract(t.value, '$.path'), d.workflow_id, json_extract(t.value, '$.id')
+    FROM deployments d
+    JOIN workflow_versions v ON v.workflow_id = d.workflow_id AND v.version = d.version,
+    json_each(v.definition, '$.triggers') t
+    WHERE json_extract(t.value, '$.type') = 'webhook';
   `,
   // Schedules (SPEC §4.5): the schedules of deployed workflows, and one row per due time fired
   // or skipped: its primary key is what lets only one instance fire a due time.
@@ -122,6 +128,7 @@ export const MIGRATIONS: readonly string[] = [
     workflow_id TEXT NOT NULL,
     trigger_id  TEXT NOT NULL,
     version     INTEGER NOT NULL,
+    spec        TEXT NOT NULL,
     active_from TEXT NOT NULL,
     last_due_at TEXT,
     PRIMARY KEY (workflow_id, trigger_id)
@@ -136,5 +143,17 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, trigger_id, due_at)
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX schedule_fires_by_outcome ON schedule_fires (outcome, fired_at);
+  CREATE TABLE scheduler_heartbeat (
+    id TEXT PRIMARY KEY,
+    at TEXT NOT NULL
+  ) STRICT;
+  INSERT OR IGNORE INTO schedules (workflow_id, trigger_id, version, spec, active_from, last_due_at)
+    SELECT d.workflow_id, json_extract(t.value, '$.id'), d.version,
+      json_extract(t.value, '$.cron') || '|' || coalesce(json_extract(t.value, '$.timezone'), 'UTC'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), NULL
+    FROM deployments d
+    JOIN workflow_versions v ON v.workflow_id = d.workflow_id AND v.version = d.version,
+    json_each(v.definition, '$.triggers') t
+    WHERE json_extract(t.value, '$.type') = 'schedule';
   `,
 ];

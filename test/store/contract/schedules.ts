@@ -13,25 +13,31 @@ const T2 = '2024-03-01T10:10:00.000Z';
 
 export function schedulesContract(ctx: ContractContext): void {
   describe('schedules', () => {
-    it('puts, lists and replaces the schedules of a workflow; a kept trigger keeps its last due time', async () => {
+    it('puts, lists and replaces the schedules of a workflow; a kept trigger keeps its window while its spec is the same', async () => {
       const s = ctx.store();
-      await s.schedules.put('wf', [{ triggerId: 'a', version: 1 }, { triggerId: 'b', version: 1 }], T0);
-      await s.schedules.put('other', [{ triggerId: 'z', version: 3 }], T0);
+      await s.schedules.put('wf', [{ triggerId: 'a', version: 1, spec: 'c|UTC' }, { triggerId: 'b', version: 1, spec: 'c|UTC' }], T0);
+      await s.schedules.put('other', [{ triggerId: 'z', version: 3, spec: 'c|UTC' }], T0);
       expect(await s.schedules.list()).to.deep.equal([
-        { workflowId: 'other', triggerId: 'z', version: 3, activeFrom: T0, lastDueAt: null },
-        { workflowId: 'wf', triggerId: 'a', version: 1, activeFrom: T0, lastDueAt: null },
-        { workflowId: 'wf', triggerId: 'b', version: 1, activeFrom: T0, lastDueAt: null },
+        { workflowId: 'other', triggerId: 'z', spec: 'c|UTC', version: 3, activeFrom: T0, lastDueAt: null },
+        { workflowId: 'wf', triggerId: 'a', spec: 'c|UTC', version: 1, activeFrom: T0, lastDueAt: null },
+        { workflowId: 'wf', triggerId: 'b', spec: 'c|UTC', version: 1, activeFrom: T0, lastDueAt: null },
       ]);
       await s.schedules.pass('wf', 'a', T1);
-      await s.schedules.put('wf', [{ triggerId: 'a', version: 2 }], T2);
-      expect(await s.schedules.listByWorkflow('wf')).to.deep.equal([{ workflowId: 'wf', triggerId: 'a', version: 2, activeFrom: T2, lastDueAt: T1 }]);
+      await s.schedules.put('wf', [{ triggerId: 'a', version: 2, spec: 'c|UTC' }], T2);
+      expect(await s.schedules.listByWorkflow('wf'), 'same spec: window kept').to.deep.equal([
+        { workflowId: 'wf', triggerId: 'a', spec: 'c|UTC', version: 2, activeFrom: T0, lastDueAt: T1 },
+      ]);
+      await s.schedules.put('wf', [{ triggerId: 'a', version: 3, spec: 'd|UTC' }], T2);
+      expect(await s.schedules.listByWorkflow('wf'), 'new spec: afresh').to.deep.equal([
+        { workflowId: 'wf', triggerId: 'a', spec: 'd|UTC', version: 3, activeFrom: T2, lastDueAt: null },
+      ]);
       expect(await s.schedules.deleteByWorkflow('wf')).to.equal(1);
       expect(await s.schedules.listByWorkflow('wf')).to.deep.equal([]);
     });
 
     it('claims a due time once, advancing the last due time only forwards', async () => {
       const s = ctx.store();
-      await s.schedules.put('wf', [{ triggerId: 'every', version: 1 }], T0);
+      await s.schedules.put('wf', [{ triggerId: 'every', version: 1, spec: 'c|UTC' }], T0);
       expect(await s.schedules.claim(fire(T1))).to.equal(true);
       expect(await s.schedules.claim({ ...fire(T1), executionId: 'someone-else' }), 'the same due time again').to.equal(false);
       expect(await s.schedules.claim(fire(T0, 'skipped'))).to.equal(true);
@@ -60,7 +66,7 @@ export function schedulesContract(ctx: ContractContext): void {
 
     it('keeps schedules and fires across a reopen; deleting the workflow removes them', async () => {
       await ctx.store().workflows.create(workflowDef('wf'));
-      await ctx.store().schedules.put('wf', [{ triggerId: 'every', version: 1 }], T0);
+      await ctx.store().schedules.put('wf', [{ triggerId: 'every', version: 1, spec: 'c|UTC' }], T0);
       await ctx.store().schedules.claim(fire(T1));
       const s = await ctx.reopen();
       expect(await s.schedules.listByWorkflow('wf')).to.have.length(1);
@@ -68,6 +74,24 @@ export function schedulesContract(ctx: ContractContext): void {
       await s.workflows.delete('wf');
       expect(await s.schedules.listByWorkflow('wf')).to.deep.equal([]);
       expect(await s.schedules.lastFires('wf', 'every', 5)).to.deep.equal([]);
+    });
+
+    it('finds the last run, purges old fires but the newest and the last run, keeps a heartbeat that only moves forward', async () => {
+      const s = ctx.store();
+      await s.schedules.put('wf', [{ triggerId: 'every', version: 1, spec: 'c|UTC' }], T0);
+      await s.schedules.claim(fire(T0, 'started'));
+      await s.schedules.claim(fire(T1, 'skipped'));
+      await s.schedules.claim(fire(T2, 'skipped'));
+      expect((await s.schedules.lastRun('wf', 'every'))?.dueAt).to.equal(T0);
+      expect(await s.schedules.lastRun('wf', 'none')).to.equal(null);
+      expect(await s.schedules.purgeFires('2024-03-02T00:00:00.000Z')).to.equal(1);
+      expect((await s.schedules.lastFires('wf', 'every', 10)).map((f) => f.dueAt)).to.deep.equal([T2, T0]);
+      expect(await s.schedules.heartbeat()).to.equal(null);
+      await s.schedules.beat(T1);
+      await s.schedules.beat(T0);
+      expect(await s.schedules.heartbeat()).to.equal(T1);
+      await s.schedules.beat(T2);
+      expect(await s.schedules.heartbeat()).to.equal(T2);
     });
   });
 }

@@ -11,6 +11,7 @@ import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/types.js';
 import { TestClock } from '../store/contract/context.js';
 import type { ContractContext, MakeHarness, StoreHarness } from '../store/contract/context.js';
+import { chatsContract } from '../store/contract/chats.js';
 import { executionsContract } from '../store/contract/executions.js';
 import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
@@ -58,6 +59,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     historyContract(ctx);
     webhooksContract(ctx);
     schedulesContract(ctx);
+    chatsContract(ctx);
   });
 }
 

@@ -21,6 +21,9 @@ export const COLLECTIONS = {
   schedules: 'schedules',
   scheduleFires: 'schedule_fires',
   schedulerHeartbeat: 'scheduler_heartbeat',
+  chatDeployments: 'chat_deployments',
+  chatConversations: 'chat_conversations',
+  chatCodes: 'chat_codes',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -48,6 +51,16 @@ export interface ScheduleFireDoc {
   _id: string; workflowId: string; triggerId: string; dueAt: string; executionId: string | null; outcome: string; firedAt: string;
 }
 export interface WebhookDeliveryDoc { _id: string; workflowId: string; eventId: string; receivedAt: string }
+/** `_id` is the workflow id; `body` the JSON of `{ auth, branding, output }`; `subdomain` has a unique index */
+export interface ChatDeploymentDoc { _id: string; subdomain: string; body: string; createdAt: string; updatedAt: string }
+/** `messages` holds one JSON string per message, appended with `$push`/`$each` (atomic, in order) */
+export interface ChatConversationDoc {
+  _id: string; workflowId: string; subdomain: string; owner: string | null; messages: string[]; createdAt: string; updatedAt: string;
+}
+/** `_id` is (subdomain, email); `workflowId` held the subdomain when the code was sent (null: no chat did) */
+export interface ChatCodeDoc {
+  _id: string; subdomain: string; email: string; workflowId: string | null; codeHash: string; expiresAt: string; attempts: number;
+}
 
 const NAMESPACE_EXISTS = 48;
 
@@ -66,6 +79,9 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.webhookDeliveries]: [{ key: { receivedAt: 1 } }, { key: { workflowId: 1 } }],
   [COLLECTIONS.schedules]: [{ key: { workflowId: 1, triggerId: 1 } }],
   [COLLECTIONS.scheduleFires]: [{ key: { outcome: 1, firedAt: 1 } }, { key: { workflowId: 1, triggerId: 1, dueAt: -1 } }],
+  [COLLECTIONS.chatDeployments]: [{ key: { subdomain: 1 }, unique: true }],
+  [COLLECTIONS.chatConversations]: [{ key: { workflowId: 1 } }],
+  [COLLECTIONS.chatCodes]: [{ key: { workflowId: 1 } }, { key: { subdomain: 1 } }],
 };
 
 /**

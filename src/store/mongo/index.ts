@@ -5,6 +5,7 @@ import { TroupeError } from '../../errors.js';
 import { guarded } from '../shared.js';
 import type { Now, Store } from '../types.js';
 import { MongoApiKeys } from './api-keys.js';
+import { MongoChats } from './chats.js';
 import { ensureCollections } from './collections.js';
 import { MongoDeployments } from './deployments.js';
 import { MongoExecutions } from './executions.js';
@@ -54,6 +55,7 @@ function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
     secrets: guarded(new MongoSecrets(db, now), 'secrets'),
     webhooks: guarded(new MongoWebhooks(db), 'webhooks'),
     schedules: guarded(new MongoSchedules(db), 'schedules'),
+    chats: guarded(new MongoChats(db), 'chats'),
     async ping() {
       try {
         await db.command({ ping: 1 });

@@ -17,6 +17,9 @@ const CASCADE: readonly [string, string][] = [
   [COLLECTIONS.webhookDeliveries, 'workflowId'],
   [COLLECTIONS.schedules, 'workflowId'],
   [COLLECTIONS.scheduleFires, 'workflowId'],
+  [COLLECTIONS.chatDeployments, '_id'],
+  [COLLECTIONS.chatConversations, 'workflowId'],
+  [COLLECTIONS.chatCodes, 'workflowId'],
 ];
 const MAX_CAS_ATTEMPTS = 20;
 

@@ -3,6 +3,7 @@ import { TroupeError } from '../../errors.js';
 import { guarded } from '../shared.js';
 import type { Now, Store } from '../types.js';
 import { SqliteApiKeys } from './api-keys.js';
+import { SqliteChats } from './chats.js';
 import { openDb } from './db.js';
 import type { SqliteOptions } from './db.js';
 import { SqliteDeployments } from './deployments.js';
@@ -39,6 +40,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     secrets: guarded(new SqliteSecrets(db, now), 'secrets'),
     webhooks: guarded(new SqliteWebhooks(db), 'webhooks'),
     schedules: guarded(new SqliteSchedules(db), 'schedules'),
+    chats: guarded(new SqliteChats(db), 'chats'),
     async ping() {
       if (closed || !db.open) throw new TroupeError('STORE_ERROR', 'SQLite store is closed', { retryable: false });
       db.prepare('SELECT 1').get();

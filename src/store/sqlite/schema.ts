@@ -156,4 +156,43 @@ export const MIGRATIONS: readonly string[] = [
     json_each(v.definition, '$.triggers') t
     WHERE json_extract(t.value, '$.type') = 'schedule';
   `,
+  // Chat (SPEC §4.4): one chat per workflow, its subdomain unique; conversations with their
+  // messages one row each (an append is an insert, in order by seq); sign-in codes by
+  // (subdomain, email), with the workflow that held the subdomain when the code was sent.
+  `
+  CREATE TABLE chat_deployments (
+    workflow_id TEXT PRIMARY KEY,
+    subdomain   TEXT NOT NULL UNIQUE,
+    body        TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE chat_conversations (
+    id          TEXT PRIMARY KEY,
+    workflow_id TEXT NOT NULL,
+    subdomain   TEXT NOT NULL,
+    owner       TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX chat_conversations_by_workflow ON chat_conversations (workflow_id);
+  CREATE TABLE chat_messages (
+    conversation_id TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    workflow_id     TEXT NOT NULL,
+    body            TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX chat_messages_by_workflow ON chat_messages (workflow_id);
+  CREATE TABLE chat_codes (
+    subdomain   TEXT NOT NULL,
+    email       TEXT NOT NULL,
+    workflow_id TEXT,
+    code_hash   TEXT NOT NULL,
+    expires_at  TEXT NOT NULL,
+    attempts    INTEGER NOT NULL,
+    PRIMARY KEY (subdomain, email)
+  ) STRICT;
+  CREATE INDEX chat_codes_by_workflow ON chat_codes (workflow_id);
+  `,
 ];

@@ -12,7 +12,10 @@ interface Row {
 }
 
 /** Tables holding rows that belong to a workflow and go when it is deleted (append new ones). */
-const CASCADE_TABLES = ['workflow_versions', 'deployments', 'api_keys', 'webhook_routes', 'webhook_events', 'schedules', 'schedule_fires'] as const;
+const CASCADE_TABLES = [
+  'workflow_versions', 'deployments', 'api_keys', 'webhook_routes', 'webhook_events', 'schedules', 'schedule_fires',
+  'chat_deployments', 'chat_conversations', 'chat_messages', 'chat_codes',
+] as const;
 
 const SELECT = `SELECT w.id, v.version, v.definition, w.created_at, v.created_at AS updated_at
   FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id`;

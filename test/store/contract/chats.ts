@@ -1,0 +1,170 @@
+import { expect } from 'chai';
+import type { ChatCode, ChatDeployment, ChatMessage, Conversation } from '../../../src/store/types.js';
+import type { ContractContext } from './context.js';
+import { rejectsWith, workflowDef } from './context.js';
+
+const T0 = '2024-03-01T10:00:00.000Z';
+const T1 = '2024-03-01T10:05:00.000Z';
+const T2 = '2024-03-01T10:10:00.000Z';
+
+function chat(workflowId: string, subdomain: string, extra: Partial<ChatDeployment> = {}): ChatDeployment {
+  return {
+    workflowId,
+    subdomain,
+    auth: { mode: 'email', allowedEmails: ['a@example.com', '@corp.test'] },
+    branding: { title: `Chat ${workflowId}`, welcomeMessage: 'Hi! $ref and dotted.keys stay as they are' },
+    output: { block: 'agent', path: 'content' },
+    createdAt: T0,
+    updatedAt: T0,
+    ...extra,
+  };
+}
+
+function message(content: string, role: ChatMessage['role'] = 'user', at = T1): ChatMessage {
+  return role === 'assistant' ? { role, content, at, executionId: `x-${content}` } : { role, content, at };
+}
+
+function conversation(id: string, workflowId = 'wf', messages: ChatMessage[] = []): Conversation {
+  return { id, workflowId, subdomain: 'support', owner: 'a@example.com', messages, createdAt: T0, updatedAt: T0 };
+}
+
+function code(email: string, codeHash = 'h1', subdomain = 'support'): ChatCode {
+  return { subdomain, email, codeHash, expiresAt: T2, attempts: 0 };
+}
+
+export function chatsContract(ctx: ContractContext): void {
+  describe('chats', () => {
+    it('puts a chat, finds it by workflow and by subdomain, replaces it keeping createdAt', async () => {
+      const s = ctx.store();
+      expect(await s.chats.getByWorkflow('wf')).to.equal(null);
+      expect(await s.chats.getBySubdomain('support')).to.equal(null);
+      const first = await s.chats.put(chat('wf', 'support'));
+      expect(first).to.deep.equal({ chat: chat('wf', 'support'), created: true });
+      expect(await s.chats.getByWorkflow('wf')).to.deep.equal(chat('wf', 'support'));
+      expect(await s.chats.getBySubdomain('support')).to.deep.equal(chat('wf', 'support'));
+      const next = chat('wf', 'help', { auth: { mode: 'password', passwordHash: 'scrypt$s$h' }, branding: { title: 'Help' }, createdAt: T2, updatedAt: T2 });
+      delete next.output;
+      const replaced = await s.chats.put(next);
+      expect(replaced.created).to.equal(false);
+      expect(replaced.chat, 'createdAt kept, the rest replaced').to.deep.equal({ ...next, createdAt: T0 });
+      expect(await s.chats.getByWorkflow('wf')).to.deep.equal({ ...next, createdAt: T0 });
+      expect(await s.chats.getBySubdomain('support'), 'its old subdomain is free').to.equal(null);
+      expect((await s.chats.getBySubdomain('help'))?.workflowId).to.equal('wf');
+    });
+
+    it('refuses a subdomain another workflow holds (CONFLICT, nothing written)', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      const err = await rejectsWith(s.chats.put(chat('other', 'support')), 'CONFLICT');
+      expect(err.details).to.deep.include({ subdomain: 'support' });
+      expect(await s.chats.getByWorkflow('other'), 'nothing of a refused put is written').to.equal(null);
+      await s.chats.put(chat('other', 'sales'));
+      await rejectsWith(s.chats.put(chat('other', 'support', { updatedAt: T1 })), 'CONFLICT');
+      expect(await s.chats.getByWorkflow('other'), 'a refused replace keeps the chat as it was').to.deep.equal(chat('other', 'sales'));
+      expect((await s.chats.getBySubdomain('support'))?.workflowId).to.equal('wf');
+      expect(await s.chats.delete('wf')).to.equal(true);
+      expect((await s.chats.put(chat('other', 'support'))).created, 'a freed subdomain can be taken').to.equal(false);
+    });
+
+    it('creates conversations, refuses a duplicate id, appends messages in order', async () => {
+      const s = ctx.store();
+      const created = await s.chats.createConversation(conversation('c1', 'wf', [message('hello')]));
+      expect(created).to.deep.equal(conversation('c1', 'wf', [message('hello')]));
+      const err = await rejectsWith(s.chats.createConversation(conversation('c1')), 'CONFLICT');
+      expect(err.details).to.deep.include({ id: 'c1' });
+      expect(await s.chats.getConversation('missing')).to.equal(null);
+      expect(await s.chats.appendMessages('c1', [message('hi there', 'assistant'), message('thanks', 'user', T2)], T2)).to.equal(true);
+      expect(await s.chats.appendMessages('c1', [message('you are welcome', 'assistant', T2)], T2)).to.equal(true);
+      expect(await s.chats.getConversation('c1')).to.deep.equal({
+        ...conversation('c1'),
+        messages: [message('hello'), message('hi there', 'assistant'), message('thanks', 'user', T2), message('you are welcome', 'assistant', T2)],
+        updatedAt: T2,
+      });
+      expect(await s.chats.appendMessages('missing', [message('x')], T2)).to.equal(false);
+      expect(await s.chats.getConversation('missing'), 'an append to nothing creates nothing').to.equal(null);
+    });
+
+    it('appends concurrently without losing or interleaving a batch', async () => {
+      const s = ctx.store();
+      await s.chats.createConversation(conversation('c1'));
+      const batches = Array.from({ length: 8 }, (_, i) => [message(`q${i}`), message(`a${i}`, 'assistant')]);
+      const results = await Promise.all(batches.map((b) => s.chats.appendMessages('c1', b, T1)));
+      expect(results.every((r) => r)).to.equal(true);
+      const contents = (await s.chats.getConversation('c1'))?.messages.map((m) => m.content) ?? [];
+      expect(contents).to.have.length(16);
+      for (let i = 0; i < contents.length; i += 2) {
+        expect(contents[i + 1], 'each batch stays together, in order').to.equal(`a${(contents[i] ?? '').slice(1)}`);
+      }
+    });
+
+    it('keeps one sign-in code per subdomain and email, counts attempts, deletes it', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.countAttempt('support', 'a@example.com'), 'no code: 0').to.equal(0);
+      expect(await s.chats.getCode('support', 'a@example.com'), 'counting creates nothing').to.equal(null);
+      await s.chats.putCode(code('a@example.com'));
+      await s.chats.putCode(code('b@example.com', 'hb'));
+      expect(await s.chats.countAttempt('support', 'a@example.com')).to.equal(1);
+      expect(await s.chats.countAttempt('support', 'a@example.com')).to.equal(2);
+      expect(await s.chats.getCode('support', 'a@example.com')).to.deep.equal({ ...code('a@example.com'), attempts: 2 });
+      await s.chats.putCode(code('a@example.com', 'h2'));
+      expect(await s.chats.getCode('support', 'a@example.com'), 'a new code replaces the earlier one').to.deep.equal(code('a@example.com', 'h2'));
+      expect(await s.chats.getCode('other', 'a@example.com'), 'codes are per subdomain').to.equal(null);
+      await s.chats.deleteCode('support', 'a@example.com');
+      await s.chats.deleteCode('support', 'a@example.com');
+      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.getCode('support', 'b@example.com')).to.deep.equal(code('b@example.com', 'hb'));
+    });
+
+    it('deletes a chat with its conversations and codes; false when there was none', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      await s.chats.put(chat('other', 'sales'));
+      await s.chats.createConversation(conversation('c1', 'wf', [message('hello')]));
+      await s.chats.createConversation({ ...conversation('c2', 'other'), subdomain: 'sales' });
+      await s.chats.putCode(code('a@example.com'));
+      await s.chats.putCode(code('a@example.com', 'h', 'sales'));
+      expect(await s.chats.delete('wf')).to.equal(true);
+      expect(await s.chats.delete('wf')).to.equal(false);
+      expect(await s.chats.delete('never')).to.equal(false);
+      expect(await s.chats.getByWorkflow('wf')).to.equal(null);
+      expect(await s.chats.getBySubdomain('support')).to.equal(null);
+      expect(await s.chats.getConversation('c1')).to.equal(null);
+      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.getByWorkflow('other'), 'other chats are untouched').to.not.equal(null);
+      expect(await s.chats.getConversation('c2')).to.not.equal(null);
+      expect(await s.chats.getCode('sales', 'a@example.com')).to.not.equal(null);
+      await s.chats.createConversation(conversation('c1'));
+      expect((await s.chats.getConversation('c1'))?.messages, 'a reused id starts empty').to.deep.equal([]);
+    });
+
+    it('drops the codes of a subdomain a chat leaves, so they never sign in to the next holder', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      await s.chats.putCode(code('a@example.com'));
+      await s.chats.put(chat('wf', 'help'));
+      await s.chats.put(chat('other', 'support'));
+      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+    });
+
+    it('keeps chats, conversations and codes across a reopen; deleting the workflow removes them', async () => {
+      await ctx.store().workflows.create(workflowDef('wf'));
+      await ctx.store().chats.put(chat('wf', 'support'));
+      await ctx.store().chats.createConversation(conversation('c1', 'wf', [message('hello')]));
+      await ctx.store().chats.appendMessages('c1', [message('hi', 'assistant')], T1);
+      await ctx.store().chats.putCode(code('a@example.com'));
+      await ctx.store().chats.countAttempt('support', 'a@example.com');
+      const s = await ctx.reopen();
+      expect(await s.chats.getBySubdomain('support')).to.deep.equal(chat('wf', 'support'));
+      expect(await s.chats.getConversation('c1')).to.deep.equal({ ...conversation('c1', 'wf', [message('hello'), message('hi', 'assistant')]), updatedAt: T1 });
+      expect(await s.chats.getCode('support', 'a@example.com')).to.deep.equal({ ...code('a@example.com'), attempts: 1 });
+      expect(await s.workflows.delete('wf')).to.equal(true);
+      expect(await s.chats.getByWorkflow('wf')).to.equal(null);
+      expect(await s.chats.getBySubdomain('support')).to.equal(null);
+      expect(await s.chats.getConversation('c1')).to.equal(null);
+      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect((await s.chats.put(chat('next', 'support'))).created, 'the subdomain is free again').to.equal(true);
+    });
+  });
+}

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 STAMP := node_modules/.troupe-setup
 MOCHA := npx mocha
 
-.PHONY: help setup nats-server run test test-unit test-integration bench lint typecheck clean
+.PHONY: help setup nats-server chromium run test test-unit test-integration bench lint typecheck clean
 
 help:
 	@echo "make setup | run | test | test-unit | test-integration | bench | lint | typecheck"
@@ -23,7 +23,15 @@ nats-server:
 	    (apt-get update -qq && apt-get install -y -qq nats-server) || \
 	    { echo "could not install nats-server: run 'sudo apt-get install nats-server'"; exit 1; }; }
 
-setup: $(STAMP) nats-server
+# chromium is only needed by the browser tests (test/browser, driven by playwright-core); install
+# Debian's build if absent.
+chromium:
+	@test -x /usr/bin/chromium || \
+	  { echo "installing chromium (apt)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	    { echo "could not install chromium: run 'sudo apt-get install chromium' (needed by test/browser)"; exit 1; }; }
+
+setup: $(STAMP) nats-server chromium
 
 run: $(STAMP)
 	node bin/troupe.js serve --demo
@@ -38,7 +46,7 @@ test-unit: $(STAMP)
 	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store}/**/*.test.ts'
 
 test-integration: setup
-	$(MOCHA) 'test/{contract,actors,cli,http,e2e}/**/*.test.ts'
+	$(MOCHA) 'test/{contract,actors,cli,http,e2e,browser}/**/*.test.ts'
 
 # The README's test command: typecheck, lint, then every suite in one mocha run.
 test: setup typecheck lint

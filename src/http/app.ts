@@ -10,10 +10,12 @@ import { createServices, type Services } from '../service/index.js';
 import { createMetrics, type AppMetrics } from './metrics.js';
 import { adminAuth } from './middleware/auth.js';
 import { bodyReader } from './middleware/body.js';
+import { chatHostRewrite } from './middleware/chat-host.js';
 import { errorHandler } from './middleware/errors.js';
 import { observe } from './middleware/observe.js';
 import { requestId } from './middleware/request-id.js';
 import { mount, type RouteSpec } from './route-spec.js';
+import { chatAdminRoutes, chatPublicRoutes } from './routes/chat.js';
 import { deployRoutes } from './routes/deploy.js';
 import { executeRoutes } from './routes/execute.js';
 import { executionRoutes } from './routes/executions.js';
@@ -52,6 +54,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     maxInflight: deps.config.maxInflight,
     keyRateLimit: deps.config.keyRateLimit,
     executionTimeoutMs: deps.config.executionTimeoutMs,
+    ...(deps.mailer ? { mailer: deps.mailer } : {}),
     observer: metrics.observer,
     bus: { bus: deps.bus, prefix: deps.config.busPrefix },
     ...(deps.now ? { now: deps.now } : {}),
@@ -67,6 +70,8 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...executionRoutes(services, deps.adminToken, deps.logger),
     ...webhookRoutes(services, deps.logger),
     ...scheduleRoutes(services),
+    ...chatAdminRoutes(services, deps.config.chatHost),
+    ...chatPublicRoutes(services, deps.logger),
     ...systemRoutes({
       store: deps.store, bus: deps.bus, metrics, readyTimeoutMs: deps.readyTimeoutMs ?? 2000, busPrefix: deps.config.busPrefix, allRoutes: () => routes, version: packageVersion(),
     }),
@@ -81,6 +86,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
   app.use(observe(deps.logger, metrics));
   app.use(errorHandler(deps.logger));
   app.use(bodyReader(deps.config.maxBodyBytes));
+  app.use(chatHostRewrite(deps.config.chatHost));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, services, metrics, routes };

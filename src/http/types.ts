@@ -4,6 +4,7 @@ import type { Config } from '../../config/load.js';
 import type { Bus } from '../bus/types.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { Engine } from '../runtime/engine.js';
+import type { Mailer } from '../service/mailer.js';
 import type { Store } from '../store/types.js';
 
 /** What createApp needs; `troupe serve` (src/main.ts) builds it, tests build their own. */
@@ -18,6 +19,8 @@ export interface AppDeps {
   adminToken: string;
   /** the key that encrypts secrets at rest (from env, or generated into the data dir) */
   secretKey: string;
+  /** where chat sign-in codes are sent (default: the log) */
+  mailer?: Mailer;
   /** injected clock for rate limits and timestamps */
   now?: () => number;
   /** how often an event stream polls the store for an execution running elsewhere (ms, default 250) */

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/load.js';
 import { TroupeError } from '../errors.js';
 import { buildApp } from '../http/app.js';
+import { smtpMailer } from '../service/mailer.js';
 import { openRuntime, type Runtime } from '../main.js';
 import { storeSecretSource } from '../service/index.js';
 import { recoverExecutions, type RecoveryReport } from './recovery.js';
@@ -55,6 +56,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       logger,
       adminToken: secrets.adminToken.value,
       secretKey: secrets.secretKey.value,
+      ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl) }),
     });
     const server = http.createServer(app.callback());
     const port = await listen(server, config);

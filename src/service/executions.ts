@@ -43,6 +43,8 @@ export interface StartOptions {
    * `awaitRecord`, a second start with the same id rejects with CONFLICT and runs nothing.
    */
   executionId?: string;
+  /** a chat conversation: the starter's `conversationId` (SPEC §4.4) */
+  conversationId?: string;
 }
 
 export type ExecutionDetail = ExecutionRecord & { logs: BlockLog[] };
@@ -89,7 +91,11 @@ export class ExecutionService {
     try {
       handle = await this.opts.engine.start(
         loaded.compiled,
-        { workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id, ...(opts.awaitRecord === undefined ? {} : { awaitRecord: opts.awaitRecord }) },
+        {
+          workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id,
+          ...(opts.awaitRecord === undefined ? {} : { awaitRecord: opts.awaitRecord }),
+          ...(opts.conversationId === undefined ? {} : { conversationId: opts.conversationId }),
+        },
         listener,
       );
     } catch (err) {

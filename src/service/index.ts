@@ -11,6 +11,8 @@ import { ExecutionService, type ExecutionObserver } from './executions.js';
 import { ApiKeyService } from './keys.js';
 import { LookupCache } from './lookup-cache.js';
 import { TokenBuckets } from './rate-limit.js';
+import { ChatService } from './chat.js';
+import { logMailer, type Mailer } from './mailer.js';
 import { ScheduleService } from './schedules.js';
 import { SecretService } from './secrets.js';
 import { WebhookService } from './webhooks.js';
@@ -29,6 +31,8 @@ export interface ServiceDeps {
   now?: () => number;
   observer?: ExecutionObserver;
   pollMs?: number;
+  /** where chat sign-in codes are sent (default: the log) */
+  mailer?: Mailer;
   /** the engine's time limit: a run older than it cannot still be running */
   executionTimeoutMs?: number;
   /** where instances tell each other that keys or deployments changed (see LookupCache) */
@@ -46,6 +50,7 @@ export interface Services {
   lookups: LookupCache;
   webhooks: WebhookService;
   schedules: ScheduleService;
+  chat: ChatService;
   /** for views that read several repositories (schedules) */
   store: Store;
 }
@@ -98,6 +103,9 @@ export function createServices(deps: ServiceDeps): Services {
       executionTimeoutMs: deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS,
     }),
     store: deps.store,
+    chat: new ChatService({
+      store: deps.store, deployments, executions, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),
+    }),
   };
 }
 

@@ -37,7 +37,7 @@ async function post(url: string, n: number): Promise<string | null> {
   }
 }
 
-describe('troupe serve: webhooks and schedules (child process)', function () {
+describe('troupe serve: webhooks, schedules and chat (child process)', function () {
   this.timeout(180_000);
   let dir: string;
   let proc: ServeProcess | undefined;
@@ -121,5 +121,41 @@ describe('troupe serve: webhooks and schedules (child process)', function () {
     await new Promise((r) => setTimeout(r, 1_200));
     const after = (await call(proc.url, 'GET', '/api/workflows/ticker/executions?limit=100', { token })).body.items as unknown[];
     expect(after.length, 'nothing fires once undeployed').to.equal(runs.length);
+  });
+
+  it('keeps a chat conversation across a restart: its history reaches the next run', async () => {
+    const data = join(dir, 'data');
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    const doc = {
+      id: 'chatty',
+      name: 'Chatty',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'reply', type: 'function', name: 'Reply', config: { code: 'return `turn ${<start.history>.length / 2 + 1}: ${<start.message>}`;' } },
+      ],
+      connections: [{ from: 'start', to: 'reply' }],
+    };
+    expect((await call(proc.url, 'POST', '/api/workflows', { token, body: doc })).status).to.equal(201);
+    expect((await call(proc.url, 'POST', '/api/workflows/chatty/deploy', { token })).status).to.equal(201);
+    const put = await call(proc.url, 'PUT', '/api/workflows/chatty/chat', { token, body: { subdomain: 'chatty', auth: { mode: 'public' }, branding: { title: 'Chatty' } } });
+    expect(put.status).to.equal(201);
+    const say = async (url: string, body: unknown): Promise<{ event: string; data: any }[]> => {
+      const r = await call(url, 'POST', '/api/chat/chatty/messages', { body });
+      expect(r.status).to.equal(200);
+      return String(r.body).split('\n\n').filter((b) => b.startsWith('event:')).map((b) => ({
+        event: /^event: (.*)$/m.exec(b)?.[1] ?? '', data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? 'null'),
+      }));
+    };
+    const first = await say(proc.url, { message: 'hello' });
+    const conversationId = first.at(-1)?.data.conversationId as string;
+    expect(first.at(-1)?.data.output).to.deep.include({ result: 'turn 1: hello' });
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    proc = await startServe(data);
+    const second = await say(proc.url, { message: 'again', conversationId });
+    expect(second.at(-1)?.event).to.equal('done');
+    expect(second.at(-1)?.data.output).to.deep.include({ result: 'turn 2: again' });
+    expect(second[0]).to.deep.equal({ event: 'chunk', data: { text: 'turn 2: again' } });
   });
 });

@@ -73,7 +73,22 @@ const pickBlock: BlockType<{ handles: string[]; choose: string[]; value?: unknow
     track(ctx.block.name, async () => ({ output: { value: ctx.config.value ?? ctx.block.name, chose: ctx.config.choose }, handles: ctx.config.choose })),
 };
 
-export const testBlockTypes: Record<string, AnyBlockType> = { ...realBlockTypes, sleep: sleepBlock, fail: failBlock, pick: pickBlock };
+/** Streams `text` word by word as chunks (as an agent streams tokens), then outputs `{ content }`. */
+const talkBlock: BlockType<{ text: string; gapMs?: number }> = {
+  type: 'talk',
+  configSchema: z.object({ text: z.string(), gapMs: z.number().int().min(0).optional() }),
+  handles: () => ['success', 'error'],
+  run: (ctx) =>
+    track(ctx.block.name, async () => {
+      for (const word of ctx.config.text.split(/(?<= )/)) {
+        ctx.emitChunk(word);
+        await systemClock.sleep(ctx.config.gapMs ?? 1, ctx.signal);
+      }
+      return { output: { content: ctx.config.text }, handles: ['success'] };
+    }),
+};
+
+export const testBlockTypes: Record<string, AnyBlockType> = { ...realBlockTypes, sleep: sleepBlock, fail: failBlock, pick: pickBlock, talk: talkBlock };
 export const testRegistry = blockTypeRegistry(testBlockTypes);
 
 let sandbox: IsolatedVmSandbox | undefined;

@@ -9,6 +9,7 @@ import type { Config } from '../../config/load.js';
 import { loadConfig } from '../../config/load.js';
 import { MemoryBus } from '../../src/bus/memory.js';
 import { buildApp, type TroupeApp } from '../../src/http/app.js';
+import type { Mailer } from '../../src/service/mailer.js';
 import type { AppDeps } from '../../src/http/types.js';
 import { Engine } from '../../src/runtime/engine.js';
 import { systemClock } from '../../src/runtime/clock.js';
@@ -26,6 +27,7 @@ export interface HarnessOptions {
   dbPath?: string;
   executionTimeoutMs?: number;
   now?: () => number;
+  mailer?: Mailer;
 }
 
 export interface Harness extends TroupeApp {
@@ -48,7 +50,7 @@ export function harnessEngine(store: Store, bus: MemoryBus, executionTimeoutMs =
   });
 }
 
-function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine: Engine, now?: () => number): AppDeps {
+function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine: Engine, now?: () => number, mailer?: Mailer): AppDeps {
   return {
     config,
     store,
@@ -60,6 +62,7 @@ function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine:
     secretKey: SECRET_KEY,
     eventPollMs: 20,
     ...(now ? { now } : {}),
+    ...(mailer ? { mailer } : {}),
   };
 }
 
@@ -82,7 +85,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
   const store = openSqliteStore(opts.dbPath ?? ':memory:');
   const bus = new MemoryBus();
   const engine = harnessEngine(store, bus, opts.executionTimeoutMs);
-  const built = buildApp(appDeps(config, store, bus, engine, opts.now));
+  const built = buildApp(appDeps(config, store, bus, engine, opts.now, opts.mailer));
   const http = request(built.app.callback());
   return {
     ...built,

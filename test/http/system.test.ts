@@ -5,7 +5,7 @@ import { readRawBody } from '../../src/http/middleware/body.js';
 import { toRouterPath } from '../../src/http/route-spec.js';
 import { auth, deployed, echoWorkflow, failWorkflow, makeHarness, type Harness } from './support.js';
 
-/** Every route of SPEC §4.1–§4.5 this app serves (chat comes later). */
+/** Every route of SPEC §4.1–§4.5 this app serves. */
 const SPEC_ROUTES = [
   'post /api/workflows', 'get /api/workflows', 'get /api/workflows/{id}', 'put /api/workflows/{id}', 'delete /api/workflows/{id}',
   'post /api/workflows/{id}/run', 'post /api/workflows/{id}/deploy', 'delete /api/workflows/{id}/deploy',
@@ -14,6 +14,8 @@ const SPEC_ROUTES = [
   'post /api/workflows/{workflowId}/execute', 'get /api/executions/{id}', 'get /api/executions/{id}/events',
   'post /api/executions/{id}/cancel', 'get /openapi.json', 'get /healthz', 'get /readyz', 'get /metrics',
   'post /webhooks/{path}', 'get /api/workflows/{id}/schedules',
+  'put /api/workflows/{id}/chat', 'get /api/workflows/{id}/chat', 'delete /api/workflows/{id}/chat',
+  'get /chat/{sub}/', 'get /api/chat/{sub}', 'post /api/chat/{sub}/auth', 'post /api/chat/{sub}/messages',
 ];
 
 describe('http: service routes', () => {

@@ -1,0 +1,198 @@
+/**
+ * Chat deployments (SPEC §4.4). Admin: PUT/GET/DELETE /api/workflows/{id}/chat. Public: the
+ * page at /chat/{sub}/ (and at `/` on `{sub}.{TROUPE_CHAT_HOST}`, see chatHostRewrite), its
+ * config, sign-in and messages (an SSE stream of `chunk`, then `done` or `error`).
+ */
+import type { Logger } from 'pino';
+import { TroupeError } from '../../errors.js';
+import type { ExecutionResult } from '../../runtime/types.js';
+import type { ChatDeployment } from '../../store/types.js';
+import type { ChatService, ChatVisitor } from '../../service/chat.js';
+import { answerOf, answerText } from '../../service/chat-answer.js';
+import type { Services } from '../../service/index.js';
+import type { SeqEvent } from '../../service/live.js';
+import { renderChatPage } from '../chat-page.js';
+import { checkBody, errorResponse, param, parseBody, type RouteSpec } from '../route-spec.js';
+import { chatAuthSchema, chatMessageSchema, chatSettingsSchema, chatViewSchema, publicChatSchema } from '../chat-schemas.js';
+import { openSse } from '../sse.js';
+import type { Ctx } from '../types.js';
+
+export function cookieName(subdomain: string): string {
+  return `troupe_chat_${subdomain}`;
+}
+
+export function chatView(chat: ChatDeployment, chatHost: string): Record<string, unknown> {
+  return {
+    workflowId: chat.workflowId,
+    subdomain: chat.subdomain,
+    host: `${chat.subdomain}.${chatHost}`,
+    path: `/chat/${chat.subdomain}/`,
+    auth: { mode: chat.auth.mode, ...(chat.auth.allowedEmails ? { allowedEmails: chat.auth.allowedEmails } : {}) },
+    branding: chat.branding,
+    output: chat.output ?? null,
+    createdAt: chat.createdAt,
+    updatedAt: chat.updatedAt,
+  };
+}
+
+function publicView(chat: ChatDeployment): Record<string, unknown> {
+  return { subdomain: chat.subdomain, branding: chat.branding, auth: { mode: chat.auth.mode } };
+}
+
+const unauthorized = errorResponse('no or wrong admin token (UNAUTHORIZED)');
+
+export function chatAdminRoutes(s: Services, chatHost: string): RouteSpec[] {
+  return [
+    {
+      method: 'put', path: '/api/workflows/{id}/chat', operationId: 'putChat', tag: 'chat', auth: 'admin',
+      summary: 'Create or replace the workflow\'s chat deployment (it answers with the deployed version)',
+      body: { schema: chatSettingsSchema },
+      responses: {
+        200: { description: 'replaced', schema: chatViewSchema },
+        201: { description: 'created', schema: chatViewSchema },
+        400: errorResponse('invalid settings (INVALID_REQUEST, details lists each issue)'),
+        401: unauthorized,
+        404: errorResponse('unknown workflow (NOT_FOUND)'),
+        409: errorResponse('the subdomain belongs to another workflow\'s chat (CONFLICT)'),
+      },
+      handler: async (ctx) => {
+        const body = await parseBody(ctx, chatSettingsSchema);
+        const { chat, created } = await s.chat.put(param(ctx, 'id'), body);
+        ctx.status = created ? 201 : 200;
+        ctx.body = chatView(chat, chatHost);
+      },
+    },
+    {
+      method: 'get', path: '/api/workflows/{id}/chat', operationId: 'getChat', tag: 'chat', auth: 'admin',
+      summary: 'The workflow\'s chat deployment (never its password)',
+      responses: { 200: { description: 'the chat', schema: chatViewSchema }, 401: unauthorized, 404: errorResponse('unknown workflow or no chat (NOT_FOUND)') },
+      handler: async (ctx) => {
+        ctx.body = chatView(await s.chat.get(param(ctx, 'id')), chatHost);
+      },
+    },
+    {
+      method: 'delete', path: '/api/workflows/{id}/chat', operationId: 'deleteChat', tag: 'chat', auth: 'admin',
+      summary: 'Remove the chat deployment with its conversations',
+      responses: { 204: { description: 'removed' }, 401: unauthorized, 404: errorResponse('unknown workflow or no chat (NOT_FOUND)') },
+      handler: async (ctx) => {
+        await s.chat.delete(param(ctx, 'id'));
+        ctx.status = 204;
+      },
+    },
+  ];
+}
+
+async function page(ctx: Ctx, chat: ChatService): Promise<void> {
+  const found = await chat.bySubdomain(param(ctx, 'sub'));
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = renderChatPage({ subdomain: found.subdomain, branding: found.branding, authMode: found.auth.mode });
+}
+
+async function auth(ctx: Ctx, chat: ChatService): Promise<void> {
+  const found = await chat.bySubdomain(param(ctx, 'sub'));
+  const body = checkBody((await ctx.state.readJson()) ?? {}, chatAuthSchema);
+  const outcome = await chat.authenticate(found, body, ctx.ip);
+  if (outcome.kind === 'code-sent') {
+    ctx.status = 202;
+    ctx.body = { sent: true };
+    return;
+  }
+  ctx.cookies.set(cookieName(found.subdomain), outcome.cookie, {
+    httpOnly: true, sameSite: 'lax', path: '/', maxAge: outcome.maxAgeSec * 1000, secure: ctx.secure, overwrite: true,
+  });
+  ctx.body = { ok: true };
+}
+
+async function messages(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
+  const found = await s.chat.bySubdomain(param(ctx, 'sub'));
+  const visitor: ChatVisitor | null = s.chat.visitor(found, ctx.cookies.get(cookieName(found.subdomain)));
+  if (visitor === null) throw new TroupeError('UNAUTHORIZED', 'sign in to this chat first');
+  const body = await parseBody(ctx, chatMessageSchema);
+  const conversation = await s.chat.conversation(found, visitor, body.conversationId);
+  const handle = await s.chat.send(found, conversation, body.message);
+  ctx.set('X-Execution-Id', handle.id);
+  const sse = openSse(ctx);
+  let streamed = false;
+  const outputs = new Map<string, unknown>();
+  const onEvent = (e: SeqEvent): void => {
+    if (e.event === 'chunk') {
+      streamed = true;
+      sse.send('chunk', { text: (e.data as { text: string }).text });
+    } else if (e.event === 'block.completed') {
+      const log = e.data as { blockId: string; output: unknown };
+      outputs.set(log.blockId, log.output);
+    } else if (e.event === 'done') {
+      void finish(e.data as ExecutionResult);
+    }
+  };
+  const finish = async (result: ExecutionResult): Promise<void> => {
+    if (result.status !== 'completed') {
+      // the conversation goes on after a failed run: the page keeps its id
+      sse.send('error', { code: result.error?.code ?? 'FAILED', message: result.error?.message ?? `the execution ended ${result.status}`, conversationId: conversation.id, executionId: result.id });
+      sse.close();
+      return;
+    }
+    const output = answerOf(found, result, outputs);
+    const text = answerText(output);
+    if (!streamed && text !== '') sse.send('chunk', { text });
+    await s.chat.answered(conversation.id, text, result.id).catch((err: unknown) => logger.error({ err }, 'chat answer not stored'));
+    sse.send('done', { conversationId: conversation.id, executionId: result.id, output });
+    sse.close();
+  };
+  s.executions.follow(handle.id, onEvent, sse.signal).catch((err: unknown) => {
+    logger.error({ err, executionId: handle.id }, 'chat stream failed');
+    sse.send('error', { code: 'INTERNAL', message: 'the stream failed' });
+    sse.close();
+  });
+}
+
+export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
+  const notFound = errorResponse('no chat with this subdomain (NOT_FOUND)');
+  return [
+    {
+      method: 'get', path: '/chat/{sub}/', operationId: 'chatPage', tag: 'chat', auth: 'none',
+      summary: 'The chat page (also `/` on `{sub}.{TROUPE_CHAT_HOST}`)',
+      responses: { 200: { description: 'text/html: the branded chat page' }, 404: notFound },
+      handler: (ctx) => page(ctx, s.chat),
+    },
+    {
+      method: 'get', path: '/api/chat/{sub}', operationId: 'chatConfig', tag: 'chat', auth: 'none',
+      summary: 'Public chat config: branding and auth mode',
+      responses: { 200: { description: 'the public config', schema: publicChatSchema }, 404: notFound },
+      handler: async (ctx) => {
+        ctx.body = publicView(await s.chat.bySubdomain(param(ctx, 'sub')));
+      },
+    },
+    {
+      method: 'post', path: '/api/chat/{sub}/auth', operationId: 'chatAuth', tag: 'chat', auth: 'none',
+      summary: 'Sign in: `{ password }`, `{ email }` (mails a 6-digit code, valid 15 min, 5 attempts) or `{ email, code }`',
+      description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails gets the same 202 and no code.',
+      body: { schema: chatAuthSchema },
+      responses: {
+        200: { description: 'signed in: the session cookie is set' },
+        202: { description: 'a code was mailed (or the address may not sign in: the answer does not say)' },
+        400: errorResponse('missing field for this auth mode (INVALID_REQUEST)'),
+        401: errorResponse('wrong password, or invalid or expired code (UNAUTHORIZED)'),
+        404: notFound,
+        429: errorResponse('too many attempts from this address or for this email (RATE_LIMITED)', ['Retry-After']),
+      },
+      handler: (ctx) => auth(ctx, s.chat),
+    },
+    {
+      method: 'post', path: '/api/chat/{sub}/messages', operationId: 'chatMessage', tag: 'chat', auth: 'none',
+      summary: 'Send a message: SSE `chunk` { text } as tokens arrive, then `done` { conversationId, executionId, output } or `error` { code, message }',
+      body: { schema: chatMessageSchema },
+      responses: {
+        200: { description: 'text/event-stream', alsoContentTypes: ['text/event-stream'], headers: ['X-Execution-Id'] },
+        400: errorResponse('invalid body (INVALID_JSON, INVALID_REQUEST)'),
+        401: errorResponse('this chat needs a sign-in (UNAUTHORIZED)'),
+        403: errorResponse('the workflow is not deployed (NOT_DEPLOYED)'),
+        404: errorResponse('no such chat or conversation (NOT_FOUND)'),
+        422: errorResponse("the input does not match the starter's inputFormat (INVALID_INPUT)"),
+        503: errorResponse('no capacity (OVERLOADED)', ['Retry-After']),
+      },
+      handler: (ctx) => messages(ctx, s, logger),
+    },
+  ];
+}

@@ -1,0 +1,40 @@
+/** Which value is a chat's answer, and its text (SPEC §4.4 `output?: { block, path }`). */
+import type { ExecutionResult } from '../runtime/types.js';
+import type { ChatDeployment } from '../store/types.js';
+
+/** `a.b.0` into objects and arrays; undefined when a step is missing */
+export function atPath(value: unknown, path: string | undefined): unknown {
+  if (path === undefined || path === '') return value;
+  let cur = value;
+  for (const step of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[step];
+  }
+  return cur;
+}
+
+/** The configured block's output at its path; without one (or when it did not run), the execution's output. */
+export function answerOf(chat: ChatDeployment, result: ExecutionResult, blockOutputs: ReadonlyMap<string, unknown>): unknown {
+  if (chat.output !== undefined && blockOutputs.has(chat.output.block)) {
+    const picked = atPath(blockOutputs.get(chat.output.block), chat.output.path);
+    if (picked !== undefined) return picked;
+  }
+  // a response block's answer is its data, not the HTTP envelope around it
+  if (result.response !== null) return result.response.data;
+  return result.output;
+}
+
+const TEXT_FIELDS = ['content', 'text', 'answer', 'message', 'result', 'output'];
+
+/** Text for the conversation: strings as they are, the usual text field of an object, else JSON. */
+export function answerText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    for (const f of TEXT_FIELDS) {
+      const v = (value as Record<string, unknown>)[f];
+      if (typeof v === 'string') return v;
+    }
+  }
+  return JSON.stringify(value);
+}

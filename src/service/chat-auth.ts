@@ -1,0 +1,111 @@
+/**
+ * Sign-in for chat deployments (SPEC §4.4): password hashes, emailed 6-digit codes, signed
+ * session cookies and attempt limits. Secrets are compared in constant time; codes and
+ * passwords are only ever stored hashed.
+ */
+import { createHash, createHmac, randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
+
+const SCRYPT_KEYLEN = 32;
+export const CODE_TTL_MS = 15 * 60_000;
+export const MAX_CODE_ATTEMPTS = 5;
+export const SESSION_TTL_MS = 7 * 24 * 60 * 60_000;
+
+export function hashPassword(password: string): string {
+  const salt = randomBytes(16);
+  return `scrypt$${salt.toString('base64url')}$${scryptSync(password, salt, SCRYPT_KEYLEN).toString('base64url')}`;
+}
+
+export function verifyPassword(password: string, stored: string): boolean {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || salt === undefined || hash === undefined) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+/** `ada@example.com` or `@example.com`; case does not matter. */
+export function emailAllowed(email: string, allowed: readonly string[]): boolean {
+  const e = email.trim().toLowerCase();
+  const domain = e.slice(e.lastIndexOf('@'));
+  return allowed.some((a) => {
+    const rule = a.trim().toLowerCase();
+    return rule.startsWith('@') ? domain === rule : e === rule;
+  });
+}
+
+export function newCode(): string {
+  return String(randomInt(0, 1_000_000)).padStart(6, '0');
+}
+
+/** Keys derived from the service's secret key, one per purpose. */
+export class ChatKeys {
+  private readonly sessionKey: Buffer;
+  private readonly codeKey: Buffer;
+
+  constructor(secretKey: string) {
+    this.sessionKey = createHash('sha256').update(`troupe-chat-session\u0000${secretKey}`).digest();
+    this.codeKey = createHash('sha256').update(`troupe-chat-code\u0000${secretKey}`).digest();
+  }
+
+  codeHash(subdomain: string, email: string, code: string): string {
+    return createHmac('sha256', this.codeKey).update(`${subdomain}\u0000${email}\u0000${code}`).digest('base64url');
+  }
+
+  codeMatches(stored: string, subdomain: string, email: string, code: string): boolean {
+    const a = Buffer.from(stored);
+    const b = Buffer.from(this.codeHash(subdomain, email, code));
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  /** `payload.signature`: the subdomain, the email (or null) and the expiry, signed. */
+  session(subdomain: string, email: string | null, expiresAt: number): string {
+    const payload = Buffer.from(JSON.stringify({ s: subdomain, e: email, x: expiresAt })).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  /** the session's email (null for password chats), or undefined when invalid, expired or for another chat */
+  readSession(value: string | undefined, subdomain: string, now: number): { email: string | null } | undefined {
+    if (value === undefined) return undefined;
+    const [payload, signature] = value.split('.');
+    if (payload === undefined || signature === undefined) return undefined;
+    const expected = Buffer.from(this.sign(payload));
+    const given = Buffer.from(signature);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
+    try {
+      const data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s?: unknown; e?: unknown; x?: unknown };
+      if (data.s !== subdomain || typeof data.x !== 'number' || data.x < now) return undefined;
+      return { email: typeof data.e === 'string' ? data.e : null };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private sign(payload: string): string {
+    return createHmac('sha256', this.sessionKey).update(payload).digest('base64url');
+  }
+}
+
+/** At most `limit` attempts per key per window (fixed windows): sign-in attempts per IP and per email. */
+export class WindowLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(private readonly limit: number, private readonly windowMs: number, private readonly now: () => number) {}
+
+  /** counts one attempt; retryAfterSec when over the limit */
+  take(key: string): { ok: true } | { ok: false; retryAfterSec: number } {
+    const now = this.now();
+    let w = this.windows.get(key);
+    if (w === undefined || now - w.start >= this.windowMs) {
+      if (this.windows.size > 50_000) this.sweep(now);
+      w = { start: now, count: 0 };
+      this.windows.set(key, w);
+    }
+    w.count += 1;
+    if (w.count <= this.limit) return { ok: true };
+    return { ok: false, retryAfterSec: Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)) };
+  }
+
+  private sweep(now: number): void {
+    for (const [key, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(key);
+  }
+}

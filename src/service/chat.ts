@@ -1,0 +1,218 @@
+/**
+ * Chat deployments (SPEC §4.4): configuration, sign-in and conversations. A message runs the
+ * workflow's deployed version with `{ message, conversationId, history }` as its input and the
+ * conversation id on the run (`<start.conversationId>`); the conversation is kept in the store,
+ * so it survives a restart.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { TroupeError, ValidationError } from '../errors.js';
+import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ChatDeployment, ChatMessage, Conversation, Store } from '../store/types.js';
+import { ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, MAX_CODE_ATTEMPTS, newCode, SESSION_TTL_MS, verifyPassword, WindowLimiter } from './chat-auth.js';
+import type { DeploymentService } from './deployments.js';
+import type { ExecutionService } from './executions.js';
+import { workflowNotFound } from './keys.js';
+import type { Mailer } from './mailer.js';
+
+export interface ChatSettings {
+  subdomain: string;
+  auth: { mode: 'public' | 'password' | 'email'; password?: string | undefined; allowedEmails?: string[] | undefined };
+  branding: ChatDeployment['branding'];
+  output?: { block: string; path?: string | undefined } | undefined;
+}
+
+export interface ChatServiceDeps {
+  store: Store;
+  deployments: DeploymentService;
+  executions: ExecutionService;
+  logger: Logger;
+  now: () => number;
+  secretKey: string;
+  mailer: Mailer;
+}
+
+/** What a signed-in visitor is: the email in email mode, null otherwise. */
+export interface ChatVisitor {
+  email: string | null;
+}
+
+export type AuthOutcome = { kind: 'session'; cookie: string; maxAgeSec: number } | { kind: 'code-sent' };
+
+const IP_ATTEMPTS = 30;
+const EMAIL_ATTEMPTS = 10;
+const ATTEMPT_WINDOW_MS = 15 * 60_000;
+
+export class ChatService {
+  private readonly keys: ChatKeys;
+  private readonly perIp: WindowLimiter;
+  private readonly perEmail: WindowLimiter;
+
+  constructor(private readonly deps: ChatServiceDeps) {
+    this.keys = new ChatKeys(deps.secretKey);
+    this.perIp = new WindowLimiter(IP_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
+    this.perEmail = new WindowLimiter(EMAIL_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
+  }
+
+  async put(workflowId: string, settings: ChatSettings): Promise<{ chat: ChatDeployment; created: boolean }> {
+    const wf = await this.deps.store.workflows.get(workflowId);
+    if (wf === null) throw workflowNotFound(workflowId);
+    const issues = settingIssues(settings, wf.definition.blocks.map((b) => b.id));
+    if (issues.length > 0) throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', issues);
+    const earlier = await this.deps.store.chats.getByWorkflow(workflowId);
+    const at = new Date(this.deps.now()).toISOString();
+    const passwordHash = settings.auth.password !== undefined ? hashPassword(settings.auth.password) : earlier?.auth.passwordHash;
+    if (settings.auth.mode === 'password' && passwordHash === undefined) {
+      throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', [{ path: '/auth/password', message: 'a password chat needs a password' }]);
+    }
+    const chat: ChatDeployment = {
+      workflowId,
+      subdomain: settings.subdomain,
+      auth: {
+        mode: settings.auth.mode,
+        ...(settings.auth.mode === 'password' && passwordHash !== undefined ? { passwordHash } : {}),
+        ...(settings.auth.mode === 'email' ? { allowedEmails: settings.auth.allowedEmails ?? [] } : {}),
+      },
+      branding: settings.branding,
+      ...(settings.output === undefined ? {} : { output: { block: settings.output.block, ...(settings.output.path === undefined ? {} : { path: settings.output.path }) } }),
+      createdAt: earlier?.createdAt ?? at,
+      updatedAt: at,
+    };
+    return this.deps.store.chats.put(chat);
+  }
+
+  async get(workflowId: string): Promise<ChatDeployment> {
+    if ((await this.deps.store.workflows.get(workflowId)) === null) throw workflowNotFound(workflowId);
+    const chat = await this.deps.store.chats.getByWorkflow(workflowId);
+    if (chat === null) throw new TroupeError('NOT_FOUND', `workflow ${workflowId} has no chat deployment`);
+    return chat;
+  }
+
+  async delete(workflowId: string): Promise<void> {
+    await this.get(workflowId);
+    await this.deps.store.chats.delete(workflowId);
+  }
+
+  async bySubdomain(subdomain: string): Promise<ChatDeployment> {
+    const chat = await this.deps.store.chats.getBySubdomain(subdomain);
+    if (chat === null) throw new TroupeError('NOT_FOUND', `no chat at ${subdomain}`);
+    return chat;
+  }
+
+  /** The signed-in visitor, or null when the chat needs a sign-in this cookie does not give. */
+  visitor(chat: ChatDeployment, cookie: string | undefined): ChatVisitor | null {
+    if (chat.auth.mode === 'public') return { email: null };
+    const session = this.keys.readSession(cookie, chat.subdomain, this.deps.now());
+    if (session === undefined) return null;
+    // a session from before the chat switched to email mode (or back) does not carry over
+    if ((chat.auth.mode === 'email') !== (session.email !== null)) return null;
+    if (session.email !== null && !emailAllowed(session.email, chat.auth.allowedEmails ?? [])) return null;
+    return session;
+  }
+
+  /** POST /api/chat/{sub}/auth: `{ password }`, `{ email }` or `{ email, code }`. */
+  async authenticate(chat: ChatDeployment, body: { password?: string | undefined; email?: string | undefined; code?: string | undefined }, ip: string): Promise<AuthOutcome> {
+    this.limit(this.perIp, `${chat.subdomain}\u0000${ip}`);
+    if (chat.auth.mode === 'public') return this.session(chat, null);
+    if (chat.auth.mode === 'password') {
+      if (body.password === undefined) throw badRequest('/password', 'this chat signs in with a password');
+      if (chat.auth.passwordHash === undefined || !verifyPassword(body.password, chat.auth.passwordHash)) {
+        throw new TroupeError('UNAUTHORIZED', 'wrong password');
+      }
+      return this.session(chat, null);
+    }
+    if (body.email === undefined) throw badRequest('/email', 'this chat signs in with an email address');
+    const email = body.email.trim().toLowerCase();
+    this.limit(this.perEmail, `${chat.subdomain}\u0000${email}`);
+    if (body.code === undefined) {
+      await this.sendCode(chat, email);
+      return { kind: 'code-sent' };
+    }
+    await this.checkCode(chat, email, body.code);
+    return this.session(chat, email);
+  }
+
+  async conversation(chat: ChatDeployment, visitor: ChatVisitor, conversationId: string | undefined): Promise<Conversation> {
+    if (conversationId !== undefined) {
+      const found = await this.deps.store.chats.getConversation(conversationId);
+      // someone else's conversation is as unknown as a made-up id
+      if (found === null || found.subdomain !== chat.subdomain || found.owner !== visitor.email) {
+        throw new TroupeError('NOT_FOUND', `conversation ${conversationId} not found`);
+      }
+      return found;
+    }
+    const at = new Date(this.deps.now()).toISOString();
+    return this.deps.store.chats.createConversation({
+      id: randomUUID(), workflowId: chat.workflowId, subdomain: chat.subdomain, owner: visitor.email, messages: [], createdAt: at, updatedAt: at,
+    });
+  }
+
+  /** Starts the deployed version on a message; the user's message is stored first. */
+  async send(chat: ChatDeployment, conversation: Conversation, message: string): Promise<ExecutionHandle> {
+    const deployment = await this.deps.deployments.get(chat.workflowId);
+    if (deployment === null) throw new TroupeError('NOT_DEPLOYED', `workflow ${chat.workflowId} is not deployed`);
+    const loaded = await this.deps.deployments.loadDeployed(deployment);
+    const history = conversation.messages.map((m) => ({ role: m.role, content: m.content }));
+    const input = { message, conversationId: conversation.id, history };
+    this.deps.executions.validateInput(loaded, input);
+    this.deps.executions.ensureCapacity();
+    await this.append(conversation.id, { role: 'user', content: message, at: new Date(this.deps.now()).toISOString() });
+    const trigger = { type: 'chat' as const, subdomain: chat.subdomain, conversationId: conversation.id };
+    return this.deps.executions.start(loaded, input, trigger, { conversationId: conversation.id });
+  }
+
+  async answered(conversationId: string, text: string, executionId: string): Promise<void> {
+    await this.append(conversationId, { role: 'assistant', content: text, at: new Date(this.deps.now()).toISOString(), executionId });
+  }
+
+  private async append(conversationId: string, m: ChatMessage): Promise<void> {
+    await this.deps.store.chats.appendMessages(conversationId, [m], m.at);
+  }
+
+  private session(chat: ChatDeployment, email: string | null): AuthOutcome {
+    const cookie = this.keys.session(chat.subdomain, email, this.deps.now() + SESSION_TTL_MS);
+    return { kind: 'session', cookie, maxAgeSec: SESSION_TTL_MS / 1000 };
+  }
+
+  private async sendCode(chat: ChatDeployment, email: string): Promise<void> {
+    // outside the list: the same answer and no mail, so the answer tells nothing about the list
+    if (!emailAllowed(email, chat.auth.allowedEmails ?? [])) return;
+    const code = newCode();
+    const expiresAt = new Date(this.deps.now() + CODE_TTL_MS).toISOString();
+    await this.deps.store.chats.putCode({ subdomain: chat.subdomain, email, codeHash: this.keys.codeHash(chat.subdomain, email, code), expiresAt, attempts: 0 });
+    const title = chat.branding.title;
+    await this.deps.mailer.send(email, `Your sign-in code for ${title}`, `Your code is ${code}. It is valid for 15 minutes.`);
+  }
+
+  private async checkCode(chat: ChatDeployment, email: string, code: string): Promise<void> {
+    const refused = (): TroupeError => new TroupeError('UNAUTHORIZED', 'invalid or expired code');
+    const stored = await this.deps.store.chats.getCode(chat.subdomain, email);
+    if (stored === null || !emailAllowed(email, chat.auth.allowedEmails ?? [])) throw refused();
+    if (Date.parse(stored.expiresAt) < this.deps.now() || (await this.deps.store.chats.countAttempt(chat.subdomain, email)) > MAX_CODE_ATTEMPTS) {
+      await this.deps.store.chats.deleteCode(chat.subdomain, email);
+      throw refused();
+    }
+    if (!this.keys.codeMatches(stored.codeHash, chat.subdomain, email, code.trim())) throw refused();
+    await this.deps.store.chats.deleteCode(chat.subdomain, email);
+  }
+
+  private limit(limiter: WindowLimiter, key: string): void {
+    const taken = limiter.take(key);
+    if (!taken.ok) throw new TroupeError('RATE_LIMITED', 'too many sign-in attempts; retry later', { details: { retryAfterSec: taken.retryAfterSec } });
+  }
+}
+
+function badRequest(path: string, message: string): ValidationError {
+  return new ValidationError('INVALID_REQUEST', message, [{ path, message }]);
+}
+
+function settingIssues(s: ChatSettings, blockIds: readonly string[]): { path: string; message: string }[] {
+  const issues: { path: string; message: string }[] = [];
+  if (s.auth.mode === 'email' && (s.auth.allowedEmails ?? []).length === 0) {
+    issues.push({ path: '/auth/allowedEmails', message: 'an email chat needs allowedEmails (addresses or @domain)' });
+  }
+  if (s.output !== undefined && !blockIds.includes(s.output.block)) {
+    issues.push({ path: '/output/block', message: `no block "${s.output.block}" in this workflow` });
+  }
+  return issues;
+}

@@ -1,0 +1,208 @@
+import { expect } from 'chai';
+import type { Mailer } from '../../src/service/mailer.js';
+import { auth, makeHarness, type Harness } from './support.js';
+
+interface SseEvent {
+  event: string;
+  data: any;
+}
+
+function parseSse(text: string): SseEvent[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('event:'))
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? '';
+      const data = /^data: (.*)$/m.exec(block)?.[1] ?? 'null';
+      return { event, data: JSON.parse(data) };
+    });
+}
+
+/** start → talk (streams "<start.message>" back word by word), or a workflow answering with a response block */
+function chatWorkflow(id: string, blocks?: unknown[]): Record<string, unknown> {
+  return {
+    id,
+    name: `Chat ${id}`,
+    blocks: blocks ?? [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'echo', type: 'function', name: 'Echo', config: { code: 'return `You said: ${<start.message>} (turn ${<start.history>.length / 2 + 1}, ${<start.conversationId>})`;' } },
+    ],
+    connections: [{ from: 'start', to: blocks ? 'talk' : 'echo' }],
+  };
+}
+
+const streaming = [
+  { id: 'start', type: 'starter', name: 'Start', config: {} },
+  { id: 'talk', type: 'talk', name: 'Talk', config: { text: 'one two three' } },
+];
+
+describe('http: chat deployments', () => {
+  let h: Harness;
+  const mails: { to: string; text: string }[] = [];
+  const mailer: Mailer = {
+    async send(to, _subject, text) {
+      mails.push({ to, text });
+    },
+  };
+  beforeEach(() => {
+    mails.length = 0;
+    h = makeHarness({ mailer });
+  });
+  afterEach(() => h.close());
+
+  async function setUp(id: string, settings: Record<string, unknown>, blocks?: unknown[], deploy = true) {
+    await h.http.post('/api/workflows').set(auth).send(chatWorkflow(id, blocks)).expect(201);
+    if (deploy) await h.http.post(`/api/workflows/${id}/deploy`).set(auth).expect(201);
+    return await h.http.put(`/api/workflows/${id}/chat`).set(auth).send(settings);
+  }
+
+  async function status(pending: Promise<{ status: number; body: any }>, expected: number): Promise<{ status: number; body: any }> {
+    const res = await pending;
+    expect(res.status, JSON.stringify(res.body)).to.equal(expected);
+    return res;
+  }
+
+  function send(sub: string, body: Record<string, unknown>, cookie?: string[]) {
+    const req = h.http.post(`/api/chat/${sub}/messages`).send(body);
+    if (cookie) req.set('Cookie', cookie);
+    return req.buffer(true).parse((res, cb) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => cb(null, text));
+    });
+  }
+
+  it('PUT creates (201) then replaces (200) a chat; GET and DELETE; the password is never returned', async () => {
+    const created = await status(setUp('c', { subdomain: 'support', auth: { mode: 'password', password: 'correct horse' }, branding: { title: 'Support' } }), 201);
+    expect(created.body).to.deep.include({ workflowId: 'c', subdomain: 'support', host: 'support.chat.localhost', path: '/chat/support/' });
+    expect(JSON.stringify(created.body)).to.not.include('correct horse');
+    expect(JSON.stringify(created.body)).to.not.include('scrypt');
+    const replaced = await h.http.put('/api/workflows/c/chat').set(auth).send({ subdomain: 'help', auth: { mode: 'public' }, branding: { title: 'Help', primaryColor: '#112233' } }).expect(200);
+    expect(replaced.body.createdAt).to.equal(created.body.createdAt);
+    await h.http.get('/api/chat/support').expect(404);
+    const pub = await h.http.get('/api/chat/help').expect(200);
+    expect(pub.body).to.deep.equal({ subdomain: 'help', branding: { title: 'Help', primaryColor: '#112233' }, auth: { mode: 'public' } });
+    await h.http.get('/api/workflows/c/chat').set(auth).expect(200);
+    await h.http.delete('/api/workflows/c/chat').set(auth).expect(204);
+    await h.http.delete('/api/workflows/c/chat').set(auth).expect(404);
+    await h.http.get('/api/chat/help').expect(404);
+  });
+
+  it('validates settings: 400 with each issue, 409 for a subdomain of another workflow, 404 unknown workflow, 401 without the admin token', async () => {
+    const bad = await status(setUp('v', { subdomain: 'Bad_Name', auth: { mode: 'email' }, branding: { title: '' } }), 400);
+    expect(bad.body.error.code).to.equal('INVALID_REQUEST');
+    const paths = JSON.stringify(bad.body.error.details);
+    expect(paths).to.include('/subdomain');
+    expect(paths).to.include('/branding/title');
+    await h.http.put('/api/workflows/v/chat').set(auth).send({ subdomain: 'ok', auth: { mode: 'email' }, branding: { title: 'T' } }).expect(400);
+    await h.http.put('/api/workflows/v/chat').set(auth).send({ subdomain: 'ok', auth: { mode: 'password' }, branding: { title: 'T' } }).expect(400);
+    await h.http.put('/api/workflows/v/chat').set(auth).send({ subdomain: 'ok', auth: { mode: 'public' }, branding: { title: 'T' }, output: { block: 'nope' } }).expect(400);
+    await h.http.put('/api/workflows/v/chat').set(auth).send({ subdomain: 'taken', auth: { mode: 'public' }, branding: { title: 'T' } }).expect(201);
+    const clash = await status(setUp('w', { subdomain: 'taken', auth: { mode: 'public' }, branding: { title: 'T' } }), 409);
+    expect(clash.body.error.details).to.deep.include({ subdomain: 'taken' });
+    await h.http.put('/api/workflows/none/chat').set(auth).send({ subdomain: 'x', auth: { mode: 'public' }, branding: { title: 'T' } }).expect(404);
+    await h.http.put('/api/workflows/v/chat').send({ subdomain: 'x', auth: { mode: 'public' }, branding: { title: 'T' } }).expect(401);
+  });
+
+  it('public chat: streams chunks as they come, then done; the conversation and its history carry on', async () => {
+    await status(setUp('p', { subdomain: 'talk', auth: { mode: 'public' }, branding: { title: 'Talk' } }, streaming), 201);
+    const res = await send('talk', { message: 'hi' }).expect(200);
+    expect(res.headers['content-type']).to.match(/^text\/event-stream/);
+    const events = parseSse(res.body as string);
+    expect(events.filter((e) => e.event === 'chunk').map((e) => e.data.text)).to.deep.equal(['one ', 'two ', 'three']);
+    const done = events.at(-1)!;
+    expect(done.event).to.equal('done');
+    expect(done.data).to.have.keys('conversationId', 'executionId', 'output');
+    expect(done.data.output).to.deep.equal({ content: 'one two three' });
+    const stored = await h.store.chats.getConversation(done.data.conversationId as string);
+    expect(stored?.messages.map((m) => [m.role, m.content])).to.deep.equal([['user', 'hi'], ['assistant', 'one two three']]);
+    const rec = await h.http.get(`/api/executions/${done.data.executionId as string}`).set(auth).expect(200);
+    expect(rec.body.trigger).to.deep.include({ type: 'chat', subdomain: 'talk', conversationId: done.data.conversationId });
+  });
+
+  it('hands the history and <start.conversationId> to the workflow; a non-streaming answer arrives as one chunk', async () => {
+    await status(setUp('e', { subdomain: 'echo', auth: { mode: 'public' }, branding: { title: 'Echo' } }), 201);
+    const first = parseSse((await send('echo', { message: 'hello' }).expect(200)).body as string);
+    const conversationId = first.at(-1)!.data.conversationId as string;
+    expect(first[0]).to.deep.equal({ event: 'chunk', data: { text: `You said: hello (turn 1, ${conversationId})` } });
+    const second = parseSse((await send('echo', { message: 'again', conversationId }).expect(200)).body as string);
+    expect(second[0]!.data.text).to.equal(`You said: again (turn 2, ${conversationId})`);
+    await send('echo', { message: 'x', conversationId: 'not-a-conversation' }).expect(404);
+  });
+
+  it('the output setting picks a block and path; a failing run ends with event: error', async () => {
+    await status(setUp('o', { subdomain: 'picked', auth: { mode: 'public' }, branding: { title: 'P' }, output: { block: 'talk', path: 'content' } }, streaming), 201);
+    const done = parseSse((await send('picked', { message: 'x' }).expect(200)).body as string).at(-1)!;
+    expect(done.data.output).to.equal('one two three');
+    await status(setUp('f', { subdomain: 'broken', auth: { mode: 'public' }, branding: { title: 'B' } }, [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'talk', type: 'fail', name: 'Boom', config: { message: 'it broke' } },
+    ]), 201);
+    const events = parseSse((await send('broken', { message: 'x' }).expect(200)).body as string);
+    expect(events.at(-1)?.event).to.equal('error');
+    expect(events.at(-1)?.data).to.deep.include({ code: 'FUNCTION_ERROR', message: 'it broke' });
+    expect(events.at(-1)?.data.conversationId).to.be.a('string');
+  });
+
+  it('password chat: 401 without a session, wrong password 401, right one sets an HttpOnly cookie', async () => {
+    await status(setUp('pw', { subdomain: 'secret', auth: { mode: 'password', password: 'open sesame' }, branding: { title: 'S' } }, streaming), 201);
+    const no = await send('secret', { message: 'hi' }).expect(401);
+    expect(no.headers['content-type']).to.match(/json/);
+    await h.http.post('/api/chat/secret/auth').send({ password: 'wrong password' }).expect(401);
+    const ok = await h.http.post('/api/chat/secret/auth').send({ password: 'open sesame' }).expect(200);
+    const cookie = ok.headers['set-cookie'] as unknown as string[];
+    expect(cookie.join(';')).to.match(/troupe_chat_secret=.+; path=\/; .*httponly/i);
+    const done = parseSse((await send('secret', { message: 'hi' }, cookie).expect(200)).body as string).at(-1)!;
+    expect(done.event).to.equal('done');
+    await send('secret', { message: 'hi' }, [cookie[0]!.replace(/=([^;]{5})/, '=xxxxx')]).expect(401);
+  });
+
+  it('email chat: a 6-digit code for allowed addresses only (same answer either way), 5 attempts, own conversations only', async () => {
+    await status(setUp('em', { subdomain: 'team', auth: { mode: 'email', allowedEmails: ['ada@example.com', '@corp.example'] }, branding: { title: 'Team' } }, streaming), 201);
+    const outsider = await h.http.post('/api/chat/team/auth').send({ email: 'eve@evil.example' }).expect(202);
+    expect(mails).to.have.length(0);
+    const insider = await h.http.post('/api/chat/team/auth').send({ email: 'Ada@Example.com' }).expect(202);
+    expect(insider.body).to.deep.equal(outsider.body);
+    expect(mails).to.have.length(1);
+    const code = /\b(\d{6})\b/.exec(mails[0]!.text)?.[1] as string;
+    expect(code).to.match(/^\d{6}$/);
+    await h.http.post('/api/chat/team/auth').send({ email: 'eve@evil.example', code }).expect(401);
+    const wrong = code === '000000' ? '111111' : '000000';
+    await h.http.post('/api/chat/team/auth').send({ email: 'ada@example.com', code: wrong }).expect(401);
+    const ok = await h.http.post('/api/chat/team/auth').send({ email: 'ada@example.com', code }).expect(200);
+    const adaCookie = ok.headers['set-cookie'] as unknown as string[];
+    await h.http.post('/api/chat/team/auth').send({ email: 'ada@example.com', code }).expect(401); // used up
+    const mine = parseSse((await send('team', { message: 'hi' }, adaCookie).expect(200)).body as string).at(-1)!;
+    await h.http.post('/api/chat/team/auth').send({ email: 'bob@corp.example' }).expect(202);
+    const bobCode = /\b(\d{6})\b/.exec(mails.at(-1)!.text)?.[1] as string;
+    for (let i = 0; i < 5; i++) await h.http.post('/api/chat/team/auth').send({ email: 'bob@corp.example', code: bobCode === '999999' ? '123456' : '999999' }).expect(401);
+    await h.http.post('/api/chat/team/auth').send({ email: 'bob@corp.example', code: bobCode }).expect(401); // attempts used up
+    await h.http.post('/api/chat/team/auth').send({ email: 'bob@corp.example' }).expect(202);
+    const fresh = /\b(\d{6})\b/.exec(mails.at(-1)!.text)?.[1] as string;
+    const bob = await h.http.post('/api/chat/team/auth').send({ email: 'bob@corp.example', code: fresh }).expect(200);
+    await send('team', { message: 'x', conversationId: mine.data.conversationId }, bob.headers['set-cookie'] as unknown as string[]).expect(404);
+  });
+
+  it('limits sign-in attempts per address (429 with Retry-After)', async () => {
+    await status(setUp('rl', { subdomain: 'limited', auth: { mode: 'password', password: 'open sesame' }, branding: { title: 'L' } }), 201);
+    let last = 0;
+    for (let i = 0; i < 40 && last !== 429; i++) last = (await h.http.post('/api/chat/limited/auth').send({ password: 'not it at all' })).status;
+    expect(last).to.equal(429);
+    const res = await h.http.post('/api/chat/limited/auth').send({ password: 'open sesame' }).expect(429);
+    expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
+  });
+
+  it('serves the branded page at /chat/{sub}/ and at / on {sub}.{TROUPE_CHAT_HOST}; 403 NOT_DEPLOYED before deploying', async () => {
+    await status(setUp('pg', { subdomain: 'page', auth: { mode: 'public' }, branding: { title: 'Page <Title>', welcomeMessage: 'Hello there' } }, undefined, false), 201);
+    const local = await h.http.get('/chat/page/').expect(200);
+    expect(local.headers['content-type']).to.match(/text\/html/);
+    expect(local.text).to.include('Page &lt;Title&gt;');
+    const byHost = await h.http.get('/').set('Host', 'page.chat.localhost:3000').expect(200);
+    expect(byHost.text).to.equal(local.text);
+    await h.http.get('/').set('Host', 'nothing.chat.localhost').expect(404);
+    await h.http.get('/chat/nothing/').expect(404);
+    const notDeployed = await send('page', { message: 'x' }).expect(403);
+    expect(notDeployed.body).to.match(/NOT_DEPLOYED/);
+  });
+});

@@ -124,6 +124,7 @@ export class WebhookService {
         this.lastPurge = now;
         await this.deps.store.webhooks.purgeStarted(new Date(now - DEDUP_WINDOW_MS).toISOString());
       }
+      await this.announceLeftovers(now, graceMs);
       const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
       let started = 0;
       for (const ev of pending) {
@@ -191,22 +192,38 @@ export class WebhookService {
       receivedAt: new Date(now).toISOString(),
       status: 'pending',
       executionId: newExecutionId(now),
+      announced: false,
     };
     return this.deps.store.webhooks.accept(event, new Date(now - DEDUP_WINDOW_MS).toISOString());
   }
 
-  /** SPEC §5: one message per accepted event, flushed to the server before the answer. */
-  private async announce(ev: WebhookEvent): Promise<void> {
+  /**
+   * SPEC §5: one message per accepted event, flushed to the server before the answer. Recorded
+   * once flushed; the sweep publishes what was not (a bus outage, a crash before it), so every
+   * accepted event is announced at least once.
+   */
+  private async announce(ev: WebhookEvent): Promise<boolean> {
     const target = this.deps.bus;
-    if (target === undefined) return;
+    if (target === undefined) return false;
     try {
       const { id: eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, payload } = ev;
       target.bus.publish(webhookEvents(target.prefix, workflowId, triggerId), { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: payload });
       // a bus that is reconnecting must not hold the answer: the event is durable already
       await withTimeout(target.bus.flush(), ANNOUNCE_TIMEOUT_MS);
+      await this.deps.store.webhooks.markAnnounced(ev.id);
+      return true;
     } catch (err) {
       // the event is already durable in the store and will run: a bus outage must not lose it
-      this.deps.logger.warn({ err, eventId: ev.id }, 'webhook event could not be announced on the bus');
+      this.deps.logger.warn({ err, eventId: ev.id }, 'webhook event could not be announced on the bus yet');
+      return false;
+    }
+  }
+
+  private async announceLeftovers(now: number, graceMs: number): Promise<void> {
+    if (this.deps.bus === undefined) return;
+    for (const ev of await this.deps.store.webhooks.listUnannounced(new Date(now - graceMs).toISOString(), SWEEP_BATCH)) {
+      if (this.starting.has(ev.id)) continue;
+      if (!(await this.announce(ev))) return; // the bus is still down: next sweep
     }
   }
 

@@ -26,6 +26,8 @@ export interface WebhookEvent {
   status: WebhookEventStatus;
   /** chosen at accept time: starting it is creating this execution, which can happen only once */
   executionId: string;
+  /** published on the bus (SPEC §5); the sweep publishes the ones that are not */
+  announced: boolean;
 }
 
 export interface WebhookRepo {
@@ -44,6 +46,9 @@ export interface WebhookRepo {
   accept(event: WebhookEvent, dedupSince: string): Promise<{ event: WebhookEvent; duplicate: boolean }>;
   /** pending → started (its execution exists); false when it was not pending */
   markStarted(eventId: string): Promise<boolean>;
+  markAnnounced(eventId: string): Promise<void>;
+  /** events not yet announced, received at or before `receivedBefore`, oldest first */
+  listUnannounced(receivedBefore: string, limit: number): Promise<WebhookEvent[]>;
   get(eventId: string): Promise<WebhookEvent | null>;
   /** pending events received at or before `receivedBefore`, oldest first */
   listPending(receivedBefore: string, limit: number): Promise<WebhookEvent[]>;

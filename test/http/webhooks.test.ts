@@ -188,6 +188,29 @@ describe('http: webhooks', () => {
     expect(seen[0]).to.deep.include({ eventId: res.body.eventId, workflowId: 'bus', triggerId: 'hook', executionId: res.headers['x-execution-id'] });
   });
 
+  it('an event the bus could not take is still accepted and run, and announced by a later sweep', async () => {
+    await deploy(h, hookWorkflow('late', { path: 'late' }));
+    const seen: unknown[] = [];
+    h.bus.subscribe('troupe.webhooks.late.hook', (m) => seen.push(m.data));
+    const publish = h.bus.publish.bind(h.bus);
+    let down = true;
+    h.bus.publish = (subject, data, opts) => {
+      if (down && subject.startsWith('troupe.webhooks.')) throw new Error('bus down');
+      publish(subject, data, opts);
+    };
+    const body = '{"x":1}';
+    const res = await post(h, 'late', body, signed('generic', body)).expect(202);
+    expect((await ended(h, res.headers['x-execution-id'] as string)).status).to.equal('completed');
+    expect(seen).to.have.length(0);
+    expect((await h.store.webhooks.get(res.body.eventId as string))?.announced).to.equal(false);
+    down = false;
+    await h.services.webhooks.sweep(0);
+    expect(seen).to.have.length(1);
+    expect(seen[0]).to.deep.include({ eventId: res.body.eventId });
+    await h.services.webhooks.sweep(0);
+    expect(seen, 'announced once it went through').to.have.length(1);
+  });
+
   it('bad input: 422 against inputFormat, 400 for JSON that does not parse, 500 MISSING_SECRET', async () => {
     const strict = hookWorkflow('i', { path: 'strict' });
     (strict['blocks'] as { config: Record<string, unknown> }[])[0]!.config = { inputFormat: [{ name: 'body', type: 'object', required: true }] };
@@ -206,7 +229,7 @@ describe('http: webhooks', () => {
     const ev = {
       id: 'ev-crashed', workflowId: 'r', triggerId: 'hook', version, deliveryId: null, status: 'pending' as const,
       payload: { body: { late: true }, headers: {}, query: {}, method: 'POST' }, receivedAt: new Date(Date.now() - 60_000).toISOString(),
-      executionId: '019a0000-0000-7000-8000-000000000001',
+      executionId: '019a0000-0000-7000-8000-000000000001', announced: true,
     };
     await h.store.webhooks.accept(ev, new Date(0).toISOString());
     expect(await h.services.webhooks.sweep()).to.equal(1);
@@ -219,7 +242,7 @@ describe('http: webhooks', () => {
   it('one pending event that cannot start does not hold up the others', async () => {
     await deploy(h, hookWorkflow('r', { path: 'r' }));
     const pending = (id: string, executionId: string, late: boolean) => ({
-      id, workflowId: 'r', triggerId: 'hook', version: 1, deliveryId: null, status: 'pending' as const, executionId,
+      id, workflowId: 'r', triggerId: 'hook', version: 1, deliveryId: null, status: 'pending' as const, executionId, announced: true,
       payload: { body: { late }, headers: {}, query: {}, method: 'POST' }, receivedAt: new Date(Date.now() - 60_000).toISOString(),
     });
     await h.store.webhooks.accept(pending('ev-a-broken', '019a0000-0000-7000-8000-00000000000a', false), new Date(0).toISOString());

@@ -41,7 +41,7 @@ export interface EventDoc { executionId: string; seq: number; event: string; dat
 export interface SecretDoc { _id: string; ciphertext: string; updatedAt: string }
 export interface WebhookRouteDoc { _id: string; workflowId: string; triggerId: string }
 export interface WebhookEventDoc {
-  _id: string; workflowId: string; triggerId: string; version: number; deliveryId: string | null; payload: string; receivedAt: string; status: string; executionId: string;
+  _id: string; workflowId: string; triggerId: string; version: number; deliveryId: string | null; payload: string; receivedAt: string; status: string; executionId: string; announced: boolean;
 }
 /** `_id` is the de-duplication key (workflow, trigger, delivery id): the unique index makes accept atomic across instances */
 export interface ScheduleDoc { _id: string; workflowId: string; triggerId: string; version: number; spec: string; activeFrom: string; lastDueAt: string | null }
@@ -75,7 +75,7 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.blockLogs]: [{ key: { executionId: 1, blockId: 1, iterationKey: 1 }, unique: true }, { key: { executionId: 1, order: 1 } }],
   [COLLECTIONS.events]: [{ key: { executionId: 1, seq: 1 }, unique: true }],
   [COLLECTIONS.webhookRoutes]: [{ key: { workflowId: 1 } }],
-  [COLLECTIONS.webhookEvents]: [{ key: { status: 1, receivedAt: 1, _id: 1 } }, { key: { workflowId: 1 } }],
+  [COLLECTIONS.webhookEvents]: [{ key: { status: 1, receivedAt: 1, _id: 1 } }, { key: { announced: 1, receivedAt: 1, _id: 1 } }, { key: { workflowId: 1 } }],
   [COLLECTIONS.webhookDeliveries]: [{ key: { receivedAt: 1 } }, { key: { workflowId: 1 } }],
   [COLLECTIONS.schedules]: [{ key: { workflowId: 1, triggerId: 1 } }],
   [COLLECTIONS.scheduleFires]: [{ key: { outcome: 1, firedAt: 1 } }, { key: { workflowId: 1, triggerId: 1, dueAt: -1 } }],

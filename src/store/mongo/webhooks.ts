@@ -22,6 +22,7 @@ function toEvent(doc: WebhookEventDoc): WebhookEvent {
     receivedAt: doc.receivedAt,
     status: doc.status as WebhookEventStatus,
     executionId: doc.executionId,
+    announced: doc.announced === true,
   };
 }
 
@@ -90,6 +91,7 @@ export class MongoWebhooks implements WebhookRepo {
       receivedAt: iso(event.receivedAt),
       status: event.status,
       executionId: event.executionId,
+      announced: event.announced,
     };
     if (event.deliveryId !== null) {
       const earlier = await this.claimDelivery(event, event.deliveryId, iso(dedupSince));
@@ -122,6 +124,15 @@ export class MongoWebhooks implements WebhookRepo {
   async markStarted(eventId: string): Promise<boolean> {
     const res = await this.events.updateOne({ _id: eventId, status: 'pending' }, { $set: { status: 'started' } });
     return res.modifiedCount === 1;
+  }
+
+  async markAnnounced(eventId: string): Promise<void> {
+    await this.events.updateOne({ _id: eventId }, { $set: { announced: true } });
+  }
+
+  async listUnannounced(receivedBefore: string, limit: number): Promise<WebhookEvent[]> {
+    const docs = await this.events.find({ announced: { $ne: true }, receivedAt: { $lte: iso(receivedBefore) } }).sort({ receivedAt: 1, _id: 1 }).limit(clampLimit(limit)).toArray();
+    return docs.map(toEvent);
   }
 
   async get(eventId: string): Promise<WebhookEvent | null> {

@@ -109,8 +109,10 @@ export const MIGRATIONS: readonly string[] = [
     payload      TEXT NOT NULL,
     received_at  TEXT NOT NULL,
     status       TEXT NOT NULL,
-    execution_id TEXT NOT NULL
+    execution_id TEXT NOT NULL,
+    announced    INTEGER NOT NULL DEFAULT 0
   ) STRICT;
+  CREATE INDEX webhook_events_by_announced ON webhook_events (announced, received_at);
   CREATE INDEX webhook_events_by_delivery ON webhook_events (workflow_id, trigger_id, delivery_id, received_at);
   CREATE INDEX webhook_events_by_status ON webhook_events (status, received_at);
   CREATE INDEX webhook_events_by_workflow ON webhook_events (workflow_id);

@@ -19,6 +19,7 @@ interface EventRow {
   received_at: string;
   status: string;
   execution_id: string;
+  announced: number;
 }
 
 function toRoute(row: RouteRow): WebhookRoute {
@@ -36,6 +37,7 @@ function toEvent(row: EventRow): WebhookEvent {
     receivedAt: row.received_at,
     status: row.status as WebhookEventStatus,
     executionId: row.execution_id,
+    announced: row.announced === 1,
   };
 }
 
@@ -49,6 +51,8 @@ export class SqliteWebhooks implements WebhookRepo {
   private readonly selectEvent;
   private readonly selectPending;
   private readonly purge;
+  private readonly announce;
+  private readonly selectUnannounced;
 
   constructor(private readonly db: Db) {
     this.selectRoute = db.prepare<[string], RouteRow>('SELECT * FROM webhook_routes WHERE path = ?');
@@ -59,13 +63,17 @@ export class SqliteWebhooks implements WebhookRepo {
        ORDER BY received_at DESC LIMIT 1`,
     );
     this.insertEvent = db.prepare(
-      `INSERT INTO webhook_events (id, workflow_id, trigger_id, version, delivery_id, payload, received_at, status, execution_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO webhook_events (id, workflow_id, trigger_id, version, delivery_id, payload, received_at, status, execution_id, announced)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.claimEvent = db.prepare("UPDATE webhook_events SET status = 'started' WHERE id = ? AND status = 'pending'");
     this.selectEvent = db.prepare<[string], EventRow>('SELECT * FROM webhook_events WHERE id = ?');
     this.selectPending = db.prepare<[string, number], EventRow>(
       "SELECT * FROM webhook_events WHERE status = 'pending' AND received_at <= ? ORDER BY received_at, id LIMIT ?",
+    );
+    this.announce = db.prepare('UPDATE webhook_events SET announced = 1 WHERE id = ?');
+    this.selectUnannounced = db.prepare<[string, number], EventRow>(
+      'SELECT * FROM webhook_events WHERE announced = 0 AND received_at <= ? ORDER BY received_at, id LIMIT ?',
     );
     this.purge = db.prepare("DELETE FROM webhook_events WHERE status = 'started' AND received_at < ?");
   }
@@ -111,14 +119,23 @@ export class SqliteWebhooks implements WebhookRepo {
         received_at: iso(event.receivedAt),
         status: event.status,
         execution_id: event.executionId,
+        announced: event.announced ? 1 : 0,
       };
-      this.insertEvent.run(row.id, row.workflow_id, row.trigger_id, row.version, row.delivery_id, row.payload, row.received_at, row.status, row.execution_id);
+      this.insertEvent.run(row.id, row.workflow_id, row.trigger_id, row.version, row.delivery_id, row.payload, row.received_at, row.status, row.execution_id, row.announced);
       return { event: toEvent(row), duplicate: false };
     }).immediate();
   }
 
   async markStarted(eventId: string): Promise<boolean> {
     return this.claimEvent.run(eventId).changes > 0;
+  }
+
+  async markAnnounced(eventId: string): Promise<void> {
+    this.announce.run(eventId);
+  }
+
+  async listUnannounced(receivedBefore: string, limit: number): Promise<WebhookEvent[]> {
+    return this.selectUnannounced.all(iso(receivedBefore), clampLimit(limit)).map(toEvent);
   }
 
   async get(eventId: string): Promise<WebhookEvent | null> {

@@ -14,6 +14,7 @@ function event(id: string, receivedAt: string, deliveryId: string | null = null,
     receivedAt,
     status: 'pending',
     executionId: `x-${id}`,
+    announced: false,
   };
 }
 
@@ -70,6 +71,18 @@ export function webhooksContract(ctx: ContractContext): void {
       expect(await s.webhooks.purgeStarted('2024-03-01T10:00:05.000Z')).to.equal(1);
       expect(await s.webhooks.get('e1')).to.equal(null);
       expect(await s.webhooks.get('e2'), 'pending events are never purged').to.not.equal(null);
+    });
+
+    it('lists events not yet announced, oldest first, until marked', async () => {
+      const s = ctx.store();
+      await s.webhooks.accept(event('e2', '2024-03-01T10:00:02.000Z'), DAY_AGO);
+      await s.webhooks.accept(event('e1', '2024-03-01T10:00:01.000Z'), DAY_AGO);
+      await s.webhooks.accept({ ...event('e3', '2024-03-01T10:00:03.000Z'), announced: true }, DAY_AGO);
+      expect((await s.webhooks.listUnannounced('2024-03-02T00:00:00.000Z', 10)).map((e) => e.id)).to.deep.equal(['e1', 'e2']);
+      expect((await s.webhooks.listUnannounced('2024-03-01T10:00:01.500Z', 10)).map((e) => e.id)).to.deep.equal(['e1']);
+      await s.webhooks.markAnnounced('e1');
+      expect((await s.webhooks.get('e1'))?.announced).to.equal(true);
+      expect((await s.webhooks.listUnannounced('2024-03-02T00:00:00.000Z', 10)).map((e) => e.id)).to.deep.equal(['e2']);
     });
 
     it('keeps events and routes across a reopen, and deleting the workflow removes them', async () => {

@@ -210,6 +210,12 @@ export const CHAT_PAGE_SCRIPT = String.raw`
   async function exchange(text, el, turn) {
     var body = state.conversationId ? { message: text, conversationId: state.conversationId } : { message: text };
     var res = await postJson('/messages', body);
+    if (res.status === 404 && state.conversationId) {
+      // the conversation is gone (the chat was replaced): carry on in a new one
+      state.conversationId = null;
+      save();
+      res = await postJson('/messages', { message: text });
+    }
     if (res.status === 401 && config.authMode !== 'public') return res;
     remember('user', text);
     turn.userSaved = true;

@@ -50,6 +50,6 @@ export const chatAuthSchema = z.object({
 });
 
 export const chatMessageSchema = z.object({
-  message: z.string().min(1).max(100_000),
+  message: z.string().min(1).max(16_000),
   conversationId: z.string().min(1).max(200).optional(),
 });

@@ -7,7 +7,7 @@ export function atPath(value: unknown, path: string | undefined): unknown {
   if (path === undefined || path === '') return value;
   let cur = value;
   for (const step of path.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, step)) return undefined;
     cur = (cur as Record<string, unknown>)[step];
   }
   return cur;
@@ -36,5 +36,5 @@ export function answerText(value: unknown): string {
       if (typeof v === 'string') return v;
     }
   }
-  return JSON.stringify(value);
+  return JSON.stringify(value) ?? '';
 }

@@ -3,29 +3,45 @@
  * session cookies and attempt limits. Secrets are compared in constant time; codes and
  * passwords are only ever stored hashed.
  */
-import { createHash, createHmac, randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
 const SCRYPT_KEYLEN = 32;
 export const CODE_TTL_MS = 15 * 60_000;
 export const MAX_CODE_ATTEMPTS = 5;
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60_000;
 
-export function hashPassword(password: string): string {
+// scrypt is slow on purpose: off the event loop (libuv's pool), or every attempt stalls the service
+export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  return `scrypt$${salt.toString('base64url')}$${scryptSync(password, salt, SCRYPT_KEYLEN).toString('base64url')}`;
+  return `scrypt$${salt.toString('base64url')}$${(await scryptAsync(password, salt, SCRYPT_KEYLEN)).toString('base64url')}`;
 }
 
-export function verifyPassword(password: string, stored: string): boolean {
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || salt === undefined || hash === undefined) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length);
+  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+/** One plain address, nothing a mail library could read as a list or a display name. */
+const PLAIN_EMAIL = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/;
+
+export function isPlainEmail(email: string): boolean {
+  return email.length <= 254 && PLAIN_EMAIL.test(email);
+}
+
+export function newEpoch(): string {
+  return randomBytes(12).toString('base64url');
 }
 
 /** `ada@example.com` or `@example.com`; case does not matter. */
 export function emailAllowed(email: string, allowed: readonly string[]): boolean {
   const e = email.trim().toLowerCase();
+  if (!isPlainEmail(e)) return false;
   const domain = e.slice(e.lastIndexOf('@'));
   return allowed.some((a) => {
     const rule = a.trim().toLowerCase();
@@ -35,6 +51,13 @@ export function emailAllowed(email: string, allowed: readonly string[]): boolean
 
 export function newCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0');
+}
+
+/** What a session is valid for: one chat of one workflow, in one sign-in epoch. */
+export interface SessionScope {
+  subdomain: string;
+  workflowId: string;
+  epoch: string;
 }
 
 /** Keys derived from the service's secret key, one per purpose. */
@@ -57,14 +80,14 @@ export class ChatKeys {
     return a.length === b.length && timingSafeEqual(a, b);
   }
 
-  /** `payload.signature`: the subdomain, the email (or null) and the expiry, signed. */
-  session(subdomain: string, email: string | null, expiresAt: number): string {
-    const payload = Buffer.from(JSON.stringify({ s: subdomain, e: email, x: expiresAt })).toString('base64url');
+  /** `payload.signature`: the chat (subdomain, workflow, epoch), the email (or null) and the expiry, signed. */
+  session(chat: SessionScope, email: string | null, expiresAt: number): string {
+    const payload = Buffer.from(JSON.stringify({ s: chat.subdomain, w: chat.workflowId, p: chat.epoch, e: email, x: expiresAt })).toString('base64url');
     return `${payload}.${this.sign(payload)}`;
   }
 
-  /** the session's email (null for password chats), or undefined when invalid, expired or for another chat */
-  readSession(value: string | undefined, subdomain: string, now: number): { email: string | null } | undefined {
+  /** the session's email (null for password chats), or undefined when invalid, expired or for another chat or epoch */
+  readSession(value: string | undefined, chat: SessionScope, now: number): { email: string | null } | undefined {
     if (value === undefined) return undefined;
     const [payload, signature] = value.split('.');
     if (payload === undefined || signature === undefined) return undefined;
@@ -72,8 +95,9 @@ export class ChatKeys {
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
     try {
-      const data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s?: unknown; e?: unknown; x?: unknown };
-      if (data.s !== subdomain || typeof data.x !== 'number' || data.x < now) return undefined;
+      const data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s?: unknown; w?: unknown; p?: unknown; e?: unknown; x?: unknown };
+      if (data.s !== chat.subdomain || data.w !== chat.workflowId || data.p !== chat.epoch) return undefined;
+      if (typeof data.x !== 'number' || data.x < now) return undefined;
       return { email: typeof data.e === 'string' ? data.e : null };
     } catch {
       return undefined;

@@ -4,12 +4,10 @@
  * conversation id on the run (`<start.conversationId>`); the conversation is kept in the store,
  * so it survives a restart.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { TroupeError, ValidationError } from '../errors.js';
-import type { ExecutionHandle } from '../runtime/engine.js';
-import type { ChatDeployment, ChatMessage, Conversation, Store } from '../store/types.js';
-import { ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, MAX_CODE_ATTEMPTS, newCode, SESSION_TTL_MS, verifyPassword, WindowLimiter } from './chat-auth.js';
+import type { ChatDeployment, Store } from '../store/types.js';
+import { ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, MAX_CODE_ATTEMPTS, newCode, newEpoch, SESSION_TTL_MS, verifyPassword, WindowLimiter, type SessionScope } from './chat-auth.js';
 import type { DeploymentService } from './deployments.js';
 import type { ExecutionService } from './executions.js';
 import { workflowNotFound } from './keys.js';
@@ -61,7 +59,10 @@ export class ChatService {
     if (issues.length > 0) throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', issues);
     const earlier = await this.deps.store.chats.getByWorkflow(workflowId);
     const at = new Date(this.deps.now()).toISOString();
-    const passwordHash = settings.auth.password !== undefined ? hashPassword(settings.auth.password) : earlier?.auth.passwordHash;
+    const passwordHash = settings.auth.password !== undefined ? await hashPassword(settings.auth.password) : earlier?.auth.passwordHash;
+    // who may sign in changed (new chat, new password, another mode): earlier sessions end
+    const renewed = earlier === null || settings.auth.password !== undefined || earlier.auth.mode !== settings.auth.mode;
+    const sessionEpoch = renewed || earlier.auth.sessionEpoch === undefined ? newEpoch() : earlier.auth.sessionEpoch;
     if (settings.auth.mode === 'password' && passwordHash === undefined) {
       throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', [{ path: '/auth/password', message: 'a password chat needs a password' }]);
     }
@@ -70,6 +71,7 @@ export class ChatService {
       subdomain: settings.subdomain,
       auth: {
         mode: settings.auth.mode,
+        sessionEpoch,
         ...(settings.auth.mode === 'password' && passwordHash !== undefined ? { passwordHash } : {}),
         ...(settings.auth.mode === 'email' ? { allowedEmails: settings.auth.allowedEmails ?? [] } : {}),
       },
@@ -102,7 +104,7 @@ export class ChatService {
   /** The signed-in visitor, or null when the chat needs a sign-in this cookie does not give. */
   visitor(chat: ChatDeployment, cookie: string | undefined): ChatVisitor | null {
     if (chat.auth.mode === 'public') return { email: null };
-    const session = this.keys.readSession(cookie, chat.subdomain, this.deps.now());
+    const session = this.keys.readSession(cookie, scopeOf(chat), this.deps.now());
     if (session === undefined) return null;
     // a session from before the chat switched to email mode (or back) does not carry over
     if ((chat.auth.mode === 'email') !== (session.email !== null)) return null;
@@ -116,7 +118,7 @@ export class ChatService {
     if (chat.auth.mode === 'public') return this.session(chat, null);
     if (chat.auth.mode === 'password') {
       if (body.password === undefined) throw badRequest('/password', 'this chat signs in with a password');
-      if (chat.auth.passwordHash === undefined || !verifyPassword(body.password, chat.auth.passwordHash)) {
+      if (chat.auth.passwordHash === undefined || !(await verifyPassword(body.password, chat.auth.passwordHash))) {
         throw new TroupeError('UNAUTHORIZED', 'wrong password');
       }
       return this.session(chat, null);
@@ -125,52 +127,16 @@ export class ChatService {
     const email = body.email.trim().toLowerCase();
     this.limit(this.perEmail, `${chat.subdomain}\u0000${email}`);
     if (body.code === undefined) {
-      await this.sendCode(chat, email);
+      // in the background: an allowed address must not answer later (or differently) than another
+      this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
       return { kind: 'code-sent' };
     }
     await this.checkCode(chat, email, body.code);
     return this.session(chat, email);
   }
 
-  async conversation(chat: ChatDeployment, visitor: ChatVisitor, conversationId: string | undefined): Promise<Conversation> {
-    if (conversationId !== undefined) {
-      const found = await this.deps.store.chats.getConversation(conversationId);
-      // someone else's conversation is as unknown as a made-up id
-      if (found === null || found.subdomain !== chat.subdomain || found.owner !== visitor.email) {
-        throw new TroupeError('NOT_FOUND', `conversation ${conversationId} not found`);
-      }
-      return found;
-    }
-    const at = new Date(this.deps.now()).toISOString();
-    return this.deps.store.chats.createConversation({
-      id: randomUUID(), workflowId: chat.workflowId, subdomain: chat.subdomain, owner: visitor.email, messages: [], createdAt: at, updatedAt: at,
-    });
-  }
-
-  /** Starts the deployed version on a message; the user's message is stored first. */
-  async send(chat: ChatDeployment, conversation: Conversation, message: string): Promise<ExecutionHandle> {
-    const deployment = await this.deps.deployments.get(chat.workflowId);
-    if (deployment === null) throw new TroupeError('NOT_DEPLOYED', `workflow ${chat.workflowId} is not deployed`);
-    const loaded = await this.deps.deployments.loadDeployed(deployment);
-    const history = conversation.messages.map((m) => ({ role: m.role, content: m.content }));
-    const input = { message, conversationId: conversation.id, history };
-    this.deps.executions.validateInput(loaded, input);
-    this.deps.executions.ensureCapacity();
-    await this.append(conversation.id, { role: 'user', content: message, at: new Date(this.deps.now()).toISOString() });
-    const trigger = { type: 'chat' as const, subdomain: chat.subdomain, conversationId: conversation.id };
-    return this.deps.executions.start(loaded, input, trigger, { conversationId: conversation.id });
-  }
-
-  async answered(conversationId: string, text: string, executionId: string): Promise<void> {
-    await this.append(conversationId, { role: 'assistant', content: text, at: new Date(this.deps.now()).toISOString(), executionId });
-  }
-
-  private async append(conversationId: string, m: ChatMessage): Promise<void> {
-    await this.deps.store.chats.appendMessages(conversationId, [m], m.at);
-  }
-
   private session(chat: ChatDeployment, email: string | null): AuthOutcome {
-    const cookie = this.keys.session(chat.subdomain, email, this.deps.now() + SESSION_TTL_MS);
+    const cookie = this.keys.session(scopeOf(chat), email, this.deps.now() + SESSION_TTL_MS);
     return { kind: 'session', cookie, maxAgeSec: SESSION_TTL_MS / 1000 };
   }
 
@@ -188,7 +154,9 @@ export class ChatService {
     const refused = (): TroupeError => new TroupeError('UNAUTHORIZED', 'invalid or expired code');
     const stored = await this.deps.store.chats.getCode(chat.subdomain, email);
     if (stored === null || !emailAllowed(email, chat.auth.allowedEmails ?? [])) throw refused();
-    if (Date.parse(stored.expiresAt) < this.deps.now() || (await this.deps.store.chats.countAttempt(chat.subdomain, email)) > MAX_CODE_ATTEMPTS) {
+    const attempts = await this.deps.store.chats.countAttempt(chat.subdomain, email);
+    // 0: the code went away meanwhile (used or exhausted by a concurrent attempt)
+    if (Date.parse(stored.expiresAt) < this.deps.now() || attempts === 0 || attempts > MAX_CODE_ATTEMPTS) {
       await this.deps.store.chats.deleteCode(chat.subdomain, email);
       throw refused();
     }
@@ -200,6 +168,10 @@ export class ChatService {
     const taken = limiter.take(key);
     if (!taken.ok) throw new TroupeError('RATE_LIMITED', 'too many sign-in attempts; retry later', { details: { retryAfterSec: taken.retryAfterSec } });
   }
+}
+
+function scopeOf(chat: ChatDeployment): SessionScope {
+  return { subdomain: chat.subdomain, workflowId: chat.workflowId, epoch: chat.auth.sessionEpoch ?? '' };
 }
 
 function badRequest(path: string, message: string): ValidationError {

@@ -12,6 +12,7 @@ import { ApiKeyService } from './keys.js';
 import { LookupCache } from './lookup-cache.js';
 import { TokenBuckets } from './rate-limit.js';
 import { ChatService } from './chat.js';
+import { ChatMessages } from './chat-messages.js';
 import { logMailer, type Mailer } from './mailer.js';
 import { ScheduleService } from './schedules.js';
 import { SecretService } from './secrets.js';
@@ -51,6 +52,7 @@ export interface Services {
   webhooks: WebhookService;
   schedules: ScheduleService;
   chat: ChatService;
+  chatMessages: ChatMessages;
   /** for views that read several repositories (schedules) */
   store: Store;
 }
@@ -103,6 +105,7 @@ export function createServices(deps: ServiceDeps): Services {
       executionTimeoutMs: deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS,
     }),
     store: deps.store,
+    chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now }),
     chat: new ChatService({
       store: deps.store, deployments, executions, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),
     }),

@@ -132,6 +132,8 @@ export interface ChatDeployment {
     mode: 'public' | 'password' | 'email';
     /** scrypt hash of the password (`scrypt$<salt>$<hash>`); never the password itself */
     passwordHash?: string;
+    /** random, renewed whenever who may sign in changes: sessions signed under another are void */
+    sessionEpoch?: string;
     /** addresses or `@domain` */
     allowedEmails?: string[];
   };

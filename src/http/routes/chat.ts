@@ -5,10 +5,9 @@
  */
 import type { Logger } from 'pino';
 import { TroupeError } from '../../errors.js';
-import type { ExecutionResult } from '../../runtime/types.js';
 import type { ChatDeployment } from '../../store/types.js';
 import type { ChatService, ChatVisitor } from '../../service/chat.js';
-import { answerOf, answerText } from '../../service/chat-answer.js';
+import type { StartedMessage } from '../../service/chat-messages.js';
 import type { Services } from '../../service/index.js';
 import type { SeqEvent } from '../../service/live.js';
 import { renderChatPage } from '../chat-page.js';
@@ -86,10 +85,16 @@ async function page(ctx: Ctx, chat: ChatService): Promise<void> {
   const found = await chat.bySubdomain(param(ctx, 'sub'));
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
+  // frame-ancestors only works as a header (the page's meta CSP cannot say it): no clickjacking
+  ctx.set('Content-Security-Policy', "frame-ancestors 'none'");
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
   ctx.body = renderChatPage({ subdomain: found.subdomain, branding: found.branding, authMode: found.auth.mode });
 }
 
 async function auth(ctx: Ctx, chat: ChatService): Promise<void> {
+  sameOriginJson(ctx);
   const found = await chat.bySubdomain(param(ctx, 'sub'));
   const body = checkBody((await ctx.state.readJson()) ?? {}, chatAuthSchema);
   const outcome = await chat.authenticate(found, body, ctx.ip);
@@ -99,52 +104,77 @@ async function auth(ctx: Ctx, chat: ChatService): Promise<void> {
     return;
   }
   ctx.cookies.set(cookieName(found.subdomain), outcome.cookie, {
-    httpOnly: true, sameSite: 'lax', path: '/', maxAge: outcome.maxAgeSec * 1000, secure: ctx.secure, overwrite: true,
+    // scoped to this chat's API: on a shared host (127.0.0.1/chat/…) no other chat or route sees it
+    httpOnly: true, sameSite: 'lax', path: `/api/chat/${found.subdomain}`, maxAge: outcome.maxAgeSec * 1000, secure: ctx.secure, overwrite: true,
   });
   ctx.body = { ok: true };
 }
 
 async function messages(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
+  sameOriginJson(ctx);
   const found = await s.chat.bySubdomain(param(ctx, 'sub'));
   const visitor: ChatVisitor | null = s.chat.visitor(found, ctx.cookies.get(cookieName(found.subdomain)));
   if (visitor === null) throw new TroupeError('UNAUTHORIZED', 'sign in to this chat first');
   const body = await parseBody(ctx, chatMessageSchema);
-  const conversation = await s.chat.conversation(found, visitor, body.conversationId);
-  const handle = await s.chat.send(found, conversation, body.message);
-  ctx.set('X-Execution-Id', handle.id);
+  const started = await s.chatMessages.start(found, visitor, ctx.ip, body);
+  ctx.set('X-Execution-Id', started.handle.id);
+  ctx.set('X-Conversation-Id', started.conversation.id);
+  streamAnswer(ctx, s, logger, found, started);
+}
+
+/** chunks of the answer's block (every block's without an `output` setting), then done or error */
+function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeployment, started: StartedMessage): void {
   const sse = openSse(ctx);
+  const conversationId = started.conversation.id;
   let streamed = false;
-  const outputs = new Map<string, unknown>();
+  let ended = false;
+  const finish = async (): Promise<void> => {
+    const { result, answer } = await started.answer;
+    ended = true;
+    if (answer === null) {
+      // what failed inside the workflow stays in its execution record, not on a public page
+      sse.send('error', { code: result.error?.code ?? 'FAILED', message: 'the assistant could not answer this message', conversationId, executionId: result.id });
+    } else {
+      if (!streamed && answer.text !== '') sse.send('chunk', { text: answer.text });
+      sse.send('done', { conversationId, executionId: result.id, output: answer.output ?? null });
+    }
+    sse.close();
+  };
   const onEvent = (e: SeqEvent): void => {
     if (e.event === 'chunk') {
+      const chunk = e.data as { blockId: string; text: string };
+      if (chat.output !== undefined && chunk.blockId !== chat.output.block) return;
       streamed = true;
-      sse.send('chunk', { text: (e.data as { text: string }).text });
-    } else if (e.event === 'block.completed') {
-      const log = e.data as { blockId: string; output: unknown };
-      outputs.set(log.blockId, log.output);
+      sse.send('chunk', { text: chunk.text });
     } else if (e.event === 'done') {
-      void finish(e.data as ExecutionResult);
+      void finish().catch((err: unknown) => fail(err));
     }
   };
-  const finish = async (result: ExecutionResult): Promise<void> => {
-    if (result.status !== 'completed') {
-      // the conversation goes on after a failed run: the page keeps its id
-      sse.send('error', { code: result.error?.code ?? 'FAILED', message: result.error?.message ?? `the execution ended ${result.status}`, conversationId: conversation.id, executionId: result.id });
-      sse.close();
-      return;
-    }
-    const output = answerOf(found, result, outputs);
-    const text = answerText(output);
-    if (!streamed && text !== '') sse.send('chunk', { text });
-    await s.chat.answered(conversation.id, text, result.id).catch((err: unknown) => logger.error({ err }, 'chat answer not stored'));
-    sse.send('done', { conversationId: conversation.id, executionId: result.id, output });
+  const fail = (err: unknown): void => {
+    logger.error({ err, executionId: started.handle.id }, 'chat stream failed');
+    sse.send('error', { code: 'INTERNAL', message: 'the stream failed', conversationId });
     sse.close();
   };
-  s.executions.follow(handle.id, onEvent, sse.signal).catch((err: unknown) => {
-    logger.error({ err, executionId: handle.id }, 'chat stream failed');
-    sse.send('error', { code: 'INTERNAL', message: 'the stream failed' });
-    sse.close();
-  });
+  s.executions.follow(started.handle.id, onEvent, sse.signal).then(
+    () => {
+      // the feed ended without `done` while the visitor is still there: say so rather than hang
+      if (!ended && !sse.signal.aborted) void finish().catch((err: unknown) => fail(err));
+    },
+    (err: unknown) => fail(err),
+  );
+}
+
+/**
+ * Chat POSTs take JSON from the page's own origin only: a form on another site (or another
+ * port of the same host, which SameSite does not tell apart) cannot post as the visitor.
+ */
+function sameOriginJson(ctx: Ctx): void {
+  if (!ctx.is('application/json')) throw new TroupeError('INVALID_REQUEST', 'send JSON (Content-Type: application/json)');
+  const site = ctx.get('Sec-Fetch-Site');
+  if (site !== '' && site !== 'same-origin' && site !== 'none') throw new TroupeError('FORBIDDEN', 'cross-site request refused');
+  const origin = ctx.get('Origin');
+  // (koa's ctx.origin is not ours to compare with: build this request's own origin)
+  if (origin !== '' && origin !== `${ctx.protocol}://${ctx.host}`) throw new TroupeError('FORBIDDEN', 'cross-origin request refused');
 }
 
 export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {

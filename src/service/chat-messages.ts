@@ -1,0 +1,116 @@
+/**
+ * One chat message (SPEC §4.4): checks, the run on the deployed version with
+ * `{ message, conversationId, history }` and `<start.conversationId>`, and the answer kept in the
+ * conversation. The answer is stored when the run ends, whether or not the visitor is still
+ * listening, so a closed tab loses nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { TroupeError } from '../errors.js';
+import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
+import type { ChatDeployment, ChatMessage, Conversation, Store } from '../store/types.js';
+import { answerOf, answerText } from './chat-answer.js';
+import type { ChatVisitor } from './chat.js';
+import type { LoadedWorkflow } from './compiled-cache.js';
+import type { DeploymentService } from './deployments.js';
+import type { ExecutionService } from './executions.js';
+import { TokenBuckets } from './rate-limit.js';
+
+/** the earlier messages a run is handed (the most recent ones) */
+export const HISTORY_WINDOW = 40;
+/** a conversation past this many messages takes no more: start a new one */
+export const MAX_CONVERSATION_MESSAGES = 500;
+const MESSAGES_PER_MINUTE = 30;
+
+export interface ChatMessagesDeps {
+  store: Store;
+  deployments: DeploymentService;
+  executions: ExecutionService;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface Answer {
+  output: unknown;
+  text: string;
+}
+
+export interface StartedMessage {
+  conversation: Conversation;
+  handle: ExecutionHandle;
+  /** resolves when the run has ended and its answer is stored: null when it failed */
+  answer: Promise<{ result: ExecutionResult; answer: Answer | null }>;
+}
+
+export class ChatMessages {
+  private readonly perVisitor: TokenBuckets;
+
+  constructor(private readonly deps: ChatMessagesDeps) {
+    this.perVisitor = new TokenBuckets(MESSAGES_PER_MINUTE, deps.now);
+  }
+
+  /** 429, 403 NOT_DEPLOYED, 404 (conversation), 409 (full), 422, 503 — all before anything is written. */
+  async start(chat: ChatDeployment, visitor: ChatVisitor, ip: string, body: { message: string; conversationId?: string | undefined }): Promise<StartedMessage> {
+    const taken = this.perVisitor.take(`${chat.subdomain}\u0000${visitor.email ?? ip}`);
+    if (!taken.ok) throw new TroupeError('RATE_LIMITED', 'too many messages; slow down', { details: { retryAfterSec: taken.retryAfterSec } });
+    const deployment = await this.deps.deployments.get(chat.workflowId);
+    // the workflow's id is nobody's business on a public page
+    if (deployment === null) throw new TroupeError('NOT_DEPLOYED', 'this chat is not available right now');
+    const loaded = await this.deps.deployments.loadDeployed(deployment);
+    const earlier = body.conversationId === undefined ? null : await this.existing(chat, visitor, body.conversationId);
+    if (earlier !== null && earlier.messages.length >= MAX_CONVERSATION_MESSAGES) {
+      throw new TroupeError('CONFLICT', 'this conversation is full; start a new one', { details: { maxMessages: MAX_CONVERSATION_MESSAGES } });
+    }
+    const conversationId = earlier?.id ?? randomUUID();
+    const history = (earlier?.messages ?? []).slice(-HISTORY_WINDOW).map((m) => ({ role: m.role, content: m.content }));
+    const input = { message: body.message, conversationId, history };
+    this.deps.executions.validateInput(loaded, input);
+    this.deps.executions.ensureCapacity();
+    const conversation = earlier ?? (await this.create(chat, visitor, conversationId));
+    return this.run(chat, conversation, loaded, input);
+  }
+
+  private async run(chat: ChatDeployment, conversation: Conversation, loaded: LoadedWorkflow, input: { message: string; conversationId: string }): Promise<StartedMessage> {
+    const trigger = { type: 'chat' as const, subdomain: chat.subdomain, conversationId: conversation.id };
+    const handle = await this.deps.executions.start(loaded, input, trigger, { conversationId: conversation.id });
+    await this.append(conversation.id, { role: 'user', content: input.message, at: this.at() });
+    const outputs = new Map<string, unknown>();
+    const unsubscribe = handle.subscribe((e: ExecutionEvent) => {
+      if (e.type === 'block.completed') outputs.set(e.data.blockId, e.data.output);
+    });
+    const answer = handle.done.then(async (result) => {
+      unsubscribe();
+      if (result.status !== 'completed') return { result, answer: null };
+      const output = answerOf(chat, result, outputs);
+      const text = answerText(output);
+      await this.append(conversation.id, { role: 'assistant', content: text, at: this.at(), executionId: result.id }).catch((err: unknown) =>
+        this.deps.logger.error({ err, conversationId: conversation.id }, 'chat answer not stored'),
+      );
+      return { result, answer: { output, text } };
+    });
+    return { conversation, handle, answer };
+  }
+
+  /** someone else's conversation (another email, chat or workflow) is as unknown as a made-up id */
+  private async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string): Promise<Conversation> {
+    const found = await this.deps.store.chats.getConversation(id);
+    if (found === null || found.subdomain !== chat.subdomain || found.workflowId !== chat.workflowId || found.owner !== visitor.email) {
+      throw new TroupeError('NOT_FOUND', `conversation ${id} not found`);
+    }
+    return found;
+  }
+
+  private create(chat: ChatDeployment, visitor: ChatVisitor, id: string): Promise<Conversation> {
+    const at = this.at();
+    return this.deps.store.chats.createConversation({ id, workflowId: chat.workflowId, subdomain: chat.subdomain, owner: visitor.email, messages: [], createdAt: at, updatedAt: at });
+  }
+
+  private async append(conversationId: string, m: ChatMessage): Promise<void> {
+    await this.deps.store.chats.appendMessages(conversationId, [m], m.at);
+  }
+
+  private at(): string {
+    return new Date(this.deps.now()).toISOString();
+  }
+}

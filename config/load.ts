@@ -23,6 +23,10 @@ export interface Config {
   functionTimeoutMs: number;
   functionMemoryMb: number;
   smtpUrl: string | undefined;
+  /** the sender of chat sign-in codes; default troupe@<SMTP host> */
+  smtpFrom: string | undefined;
+  /** reverse proxies in front (X-Forwarded-For/-Proto hops to trust); 0: none */
+  trustProxy: number;
   busPrefix: string;
 }
 
@@ -70,6 +74,8 @@ function toConfig(e: Env): Config {
     functionTimeoutMs: e.TROUPE_FUNCTION_TIMEOUT_MS,
     functionMemoryMb: e.TROUPE_FUNCTION_MEMORY_MB,
     smtpUrl: e.TROUPE_SMTP_URL,
+    smtpFrom: e.TROUPE_SMTP_FROM,
+    trustProxy: e.TROUPE_TRUST_PROXY,
     busPrefix: e.TROUPE_BUS_PREFIX,
   };
 }

@@ -19,7 +19,10 @@ export const envSchema = z.object({
     .optional(),
   TROUPE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TROUPE_SECRET_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
-  TROUPE_CHAT_HOST: z.string().min(1).default(DEFAULTS.chatHost),
+  TROUPE_CHAT_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a host name (no scheme, port or path), e.g. chat.example.com')
+    .default(DEFAULTS.chatHost),
   TROUPE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   TROUPE_ALLOW_HOSTS: z.string().default(''),
   TROUPE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -32,6 +35,8 @@ export const envSchema = z.object({
   TROUPE_FUNCTION_TIMEOUT_MS: int(1).default(DEFAULTS.functionTimeoutMs),
   TROUPE_FUNCTION_MEMORY_MB: int(8, 4096).default(DEFAULTS.functionMemoryMb),
   TROUPE_SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  TROUPE_SMTP_FROM: z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
+  TROUPE_TRUST_PROXY: int(0, 10).default(0),
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
 });
 

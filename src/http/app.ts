@@ -81,6 +81,12 @@ export function buildApp(deps: AppDeps): TroupeApp {
 
   const app = new Koa<AppState>();
   app.silent = true;
+  // behind N trusted proxies the client's address and scheme come from their X-Forwarded-* headers
+  // (only the last N hops: a client cannot forge its way past the limits keyed by address)
+  if (deps.config.trustProxy > 0) {
+    app.proxy = true;
+    app.maxIpsCount = deps.config.trustProxy;
+  }
   app.on('error', (err: unknown) => deps.logger.warn({ err }, 'response stream error'));
   app.use(requestId());
   app.use(observe(deps.logger, metrics));

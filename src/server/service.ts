@@ -56,7 +56,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       logger,
       adminToken: secrets.adminToken.value,
       secretKey: secrets.secretKey.value,
-      ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl) }),
+      ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl, config.smtpFrom) }),
     });
     const server = http.createServer(app.callback());
     const port = await listen(server, config);

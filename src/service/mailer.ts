@@ -16,11 +16,11 @@ export function logMailer(logger: Logger): Mailer {
   };
 }
 
-/** `smtp://user:pass@host:port` or `smtps://…`; the sender is `TROUPE_SMTP_FROM`-free: troupe@<host>. */
-export async function smtpMailer(url: string): Promise<Mailer> {
+/** `smtp://user:pass@host:port` or `smtps://…`; the sender is TROUPE_SMTP_FROM, else troupe@<SMTP host>. */
+export async function smtpMailer(url: string, sender?: string): Promise<Mailer> {
   const nodemailer = await import('nodemailer');
   const transport = nodemailer.createTransport(url);
-  const from = `Troupe <troupe@${new URL(url).hostname || 'localhost'}>`;
+  const from = sender ?? `Troupe <troupe@${new URL(url).hostname || 'localhost'}>`;
   return {
     async send(to, subject, text) {
       await transport.sendMail({ from, to, subject, text });

@@ -214,6 +214,22 @@ describe('http: chat deployments', () => {
     expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
   });
 
+  it('behind a trusted proxy, limits by the forwarded client address (TROUPE_TRUST_PROXY)', async () => {
+    const proxied = makeHarness({ mailer, config: { trustProxy: 1 } });
+    try {
+      await proxied.http.post('/api/workflows').set(auth).send(chatWorkflow('tp')).expect(201);
+      await proxied.http.put('/api/workflows/tp/chat').set(auth).send({ subdomain: 'tp', auth: { mode: 'password', password: 'open sesame' }, branding: { title: 'T' } }).expect(201);
+      let last = 0;
+      for (let i = 0; i < 40 && last !== 429; i++) {
+        last = (await proxied.http.post('/api/chat/tp/auth').set('X-Forwarded-For', '203.0.113.7').send({ password: 'not it at all' })).status;
+      }
+      expect(last).to.equal(429);
+      await proxied.http.post('/api/chat/tp/auth').set('X-Forwarded-For', '198.51.100.9').send({ password: 'open sesame' }).expect(200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('serves the branded page at /chat/{sub}/ and at / on {sub}.{TROUPE_CHAT_HOST}; 403 NOT_DEPLOYED before deploying', async () => {
     await status(setUp('pg', { subdomain: 'page', auth: { mode: 'public' }, branding: { title: 'Page <Title>', welcomeMessage: 'Hello there' } }, undefined, false), 201);
     const local = await h.http.get('/chat/page/').expect(200);

@@ -1,0 +1,23 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../config/load.js';
+
+describe('config: loadConfig', () => {
+  it('applies the SPEC defaults', () => {
+    const c = loadConfig({});
+    expect(c).to.deep.include({ port: 3000, host: '127.0.0.1', chatHost: 'chat.localhost', maxInflight: 1000, keyRateLimit: 600, trustProxy: 0 });
+    expect(c.smtpUrl).to.equal(undefined);
+    expect(c.smtpFrom).to.equal(undefined);
+  });
+
+  it('reads the chat settings: SMTP sender, trusted proxies, chat host', () => {
+    const c = loadConfig({ TROUPE_SMTP_URL: 'smtp://mail.example.com:587', TROUPE_SMTP_FROM: 'Help <help@example.com>', TROUPE_TRUST_PROXY: '1', TROUPE_CHAT_HOST: 'chat.example.com' });
+    expect(c).to.deep.include({ smtpUrl: 'smtp://mail.example.com:587', smtpFrom: 'Help <help@example.com>', trustProxy: 1, chatHost: 'chat.example.com' });
+  });
+
+  it('refuses bad values, naming each variable', () => {
+    const bad = { TROUPE_CHAT_HOST: 'http://chat.example.com:3000', TROUPE_SMTP_FROM: 'not an address', TROUPE_TRUST_PROXY: '-1', TROUPE_PORT: 'x' };
+    expect(() => loadConfig(bad)).to.throw(ConfigError).that.satisfies((e: Error) =>
+      ['TROUPE_CHAT_HOST', 'TROUPE_SMTP_FROM', 'TROUPE_TRUST_PROXY', 'TROUPE_PORT'].every((k) => e.message.includes(k)),
+    );
+  });
+});

@@ -39,17 +39,22 @@ export type AuthOutcome = { kind: 'session'; cookie: string; maxAgeSec: number }
 
 const IP_ATTEMPTS = 30;
 const EMAIL_ATTEMPTS = 10;
+/** code guesses per email per day, whatever codes they were for: a new code does not buy more */
+const EMAIL_GUESSES_PER_DAY = 20;
+const DAY_MS = 24 * 60 * 60_000;
 const ATTEMPT_WINDOW_MS = 15 * 60_000;
 
 export class ChatService {
   private readonly keys: ChatKeys;
   private readonly perIp: WindowLimiter;
   private readonly perEmail: WindowLimiter;
+  private readonly guesses: WindowLimiter;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.keys = new ChatKeys(deps.secretKey);
     this.perIp = new WindowLimiter(IP_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
     this.perEmail = new WindowLimiter(EMAIL_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
+    this.guesses = new WindowLimiter(EMAIL_GUESSES_PER_DAY, DAY_MS, deps.now);
   }
 
   async put(workflowId: string, settings: ChatSettings): Promise<{ chat: ChatDeployment; created: boolean }> {
@@ -131,6 +136,7 @@ export class ChatService {
       this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
       return { kind: 'code-sent' };
     }
+    this.limit(this.guesses, `${chat.subdomain}\u0000${email}`);
     await this.checkCode(chat, email, body.code);
     return this.session(chat, email);
   }

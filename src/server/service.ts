@@ -76,9 +76,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       server,
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
-        services.webhooks.stopSweeper();
-        // a tick in progress may still be starting runs: they belong to the grace period below
-        stopping ??= services.schedules.stop().then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason));
+        // a tick or sweep in progress may still be starting runs: they belong to the grace period below
+        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()]).then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason));
         return stopping;
       },
     };

@@ -65,7 +65,8 @@ export class WebhookService {
   /** events this instance is starting now: the sweep leaves them alone */
   private readonly starting = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
-  private sweeping = false;
+  private current: Promise<number> | undefined;
+  private stopped = false;
   private lastPurge = 0;
   private readonly retry = new RetryBackoff();
 
@@ -100,6 +101,7 @@ export class WebhookService {
   /** Starts pending events (crash leftovers, back-pressure) now and then; forgets old delivery ids. */
   startSweeper(intervalMs = 1_000): void {
     if (this.sweepTimer !== undefined) return;
+    this.stopped = false;
     // the grace applies at start-up too: another instance may be starting a fresh event right now
     const tick = (): void => {
       this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'webhook sweep failed'));
@@ -109,33 +111,39 @@ export class WebhookService {
     tick();
   }
 
-  stopSweeper(): void {
+  /** No new starts from the sweep; resolves once a sweep in progress has ended. */
+  async stopSweeper(): Promise<void> {
+    this.stopped = true;
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
+    await this.current?.catch(() => undefined);
   }
 
   /** Starts pending events received at least `graceMs` ago; one sweep at a time. */
-  async sweep(graceMs = SWEEP_GRACE_MS): Promise<number> {
-    if (this.sweeping) return 0;
-    this.sweeping = true;
-    try {
-      const now = this.deps.now();
-      if (now - this.lastPurge > 60_000) {
-        this.lastPurge = now;
-        await this.deps.store.webhooks.purgeStarted(new Date(now - DEDUP_WINDOW_MS).toISOString());
-      }
-      await this.announceLeftovers(now, graceMs);
-      const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
-      let started = 0;
-      for (const ev of pending) {
-        if (this.starting.has(ev.id) || this.retry.waiting(ev.id, now)) continue;
-        if (!this.hasCapacity()) break;
-        if (await this.sweepOne(ev, now)) started += 1;
-      }
-      return started;
-    } finally {
-      this.sweeping = false;
+  sweep(graceMs = SWEEP_GRACE_MS): Promise<number> {
+    if (this.current !== undefined) return Promise.resolve(0);
+    this.current = this.sweepOnce(graceMs).finally(() => {
+      this.current = undefined;
+    });
+    return this.current;
+  }
+
+  private async sweepOnce(graceMs: number): Promise<number> {
+    const now = this.deps.now();
+    if (now - this.lastPurge > 60_000) {
+      this.lastPurge = now;
+      await this.deps.store.webhooks.purgeStarted(new Date(now - DEDUP_WINDOW_MS).toISOString());
     }
+    await this.announceLeftovers(now, graceMs);
+    const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
+    let started = 0;
+    for (const ev of pending) {
+      if (this.stopped) break;
+      if (this.starting.has(ev.id) || this.retry.waiting(ev.id, now)) continue;
+      if (!this.hasCapacity()) break;
+      if (await this.sweepOne(ev, now)) started += 1;
+    }
+    return started;
   }
 
   /** One event's failure (a version that no longer compiles, say) must not hold up the others. */

@@ -88,12 +88,14 @@ const INDEXES: Record<string, IndexDescription[]> = {
  * Idempotent start-up step. Collections are created up front because servers before 4.4
  * cannot create one inside a transaction; createIndexes is a no-op for existing indexes.
  */
-export async function ensureCollections(db: Db): Promise<void> {
+export async function ensureCollections(db: Db): Promise<Set<string>> {
   const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  const created = new Set<string>();
   for (const name of Object.values(COLLECTIONS)) {
     if (existing.has(name)) continue;
     try {
       await db.createCollection(name);
+      created.add(name);
     } catch (err) {
       // another instance starting at the same time created it first
       if ((err as { code?: unknown }).code !== NAMESPACE_EXISTS) throw err;
@@ -102,6 +104,7 @@ export async function ensureCollections(db: Db): Promise<void> {
   for (const [name, specs] of Object.entries(INDEXES)) {
     await db.collection(name).createIndexes(specs);
   }
+  return created;
 }
 
 export function isDuplicateKey(err: unknown): boolean {

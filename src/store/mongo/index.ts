@@ -6,6 +6,7 @@ import { guarded } from '../shared.js';
 import type { Now, Store } from '../types.js';
 import { MongoApiKeys } from './api-keys.js';
 import { MongoChats } from './chats.js';
+import { backfillTriggerIndexes } from './backfill.js';
 import { ensureCollections } from './collections.js';
 import { MongoDeployments } from './deployments.js';
 import { MongoExecutions } from './executions.js';
@@ -36,7 +37,8 @@ export async function openMongoStore(url: string, dbName?: string, opts: OpenMon
     client = new MongoClient(url, { serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 10_000 });
     await client.connect();
     const db = client.db(dbName ?? dbNameFromUrl(url) ?? DEFAULT_MONGO_DB);
-    await ensureCollections(db);
+    const created = await ensureCollections(db);
+    await backfillTriggerIndexes(db, created);
     const txn = new Txn(client, await supportsTransactions(db));
     return buildStore(client, db, txn, opts.now ?? (() => new Date()));
   } catch (err) {

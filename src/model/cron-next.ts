@@ -217,7 +217,15 @@ function dueAfter(s: Schedule, after: number, until: number): number | null {
     if (wall === null) return null;
     if (wall < t + offset) return t;
     const candidate = wall - offset;
-    if (offsetAt(s.timeZone, candidate) === offset) return candidate;
+    if (offsetAt(s.timeZone, candidate) === offset) {
+      // the same offset at both ends can hide a whole summer between them (a fall-back on the
+      // candidate's day repeats its wall time): look again from close by
+      if (!s.realTime && candidate - t > DAY) {
+        t = candidate - DAY;
+        continue;
+      }
+      return candidate;
+    }
     // the offset changed before the candidate: resume from the transition with the new offset
     const transition = transitionIn(s.timeZone, t, candidate, false);
     const next = offsetAt(s.timeZone, transition);

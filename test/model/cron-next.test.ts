@@ -270,4 +270,11 @@ describe('model/cron-next', () => {
       expect(last('0,30 * * * *', 'America/New_York', '2025-11-02T05:00:00Z', '2025-11-02T06:45:00Z')).to.equal('2025-11-02T06:30:00.000Z');
     });
   });
+
+  it('a fixed-hour time repeated by a fall-back fires at its first occurrence even when searched from far away', () => {
+    const f = fields('30 2 31 10 *');
+    // from a year before, with the same winter offset at both ends of the search
+    expect(nextDue(f, 'Europe/Paris', new Date('2026-11-23T15:00:00Z'))?.toISOString()).to.equal('2027-10-31T00:30:00.000Z');
+    expect(nextDue(f, 'Europe/Paris', new Date('2027-10-30T00:00:00Z'))?.toISOString()).to.equal('2027-10-31T00:30:00.000Z');
+  });
 });

@@ -6,9 +6,10 @@
  * creating that record, and a fire claimed by an instance that died before starting it is
  * started by the next tick anywhere.
  *
- * Missed or on time is judged by the shared heartbeat (when any instance last finished a tick),
- * not by a due time's age: due times that fell due while no instance ticked are missed (catchUp
- * decides), the rest are on time, however late a tick runs.
+ * Missed or on time is judged by the shared heartbeat (when any instance last finished a tick)
+ * and this instance's start, not by a due time's age: due times that fell due while no instance
+ * was running (the last heartbeat is older than this start), or while none ticked for over
+ * 30 s, are missed and catchUp decides; the rest are on time, however late a tick runs.
  */
 import type { Logger } from 'pino';
 import { TroupeError } from '../errors.js';
@@ -60,16 +61,20 @@ export class ScheduleService {
   private current: Promise<number> | undefined;
   private stopping = false;
   private lastPurge = 0;
+  /** due times before this that no instance handled fell while the service was down */
+  private startedAt: number;
   private readonly cache: CompiledCache;
   private readonly retry = new RetryBackoff();
 
   constructor(private readonly deps: ScheduleServiceDeps) {
     this.cache = new CompiledCache(deps.registry, SCHEDULE_CACHE_SIZE);
+    this.startedAt = deps.now();
   }
 
   start(intervalMs = 1_000): void {
     if (this.timer !== undefined) return;
     this.stopping = false;
+    this.startedAt = this.deps.now();
     this.timer = setInterval(() => void this.tickSafely(), intervalMs);
     this.timer.unref();
     void this.tickSafely();
@@ -149,9 +154,7 @@ export class ScheduleService {
     if (from >= now) return 0;
     const active = await this.activeSchedule(entry);
     if (active === null) return 0;
-    const beat = heartbeat === null ? null : Date.parse(heartbeat);
-    // nobody ticked lately (or ever): what fell due meanwhile was missed
-    const onTimeFrom = Math.max(from, beat === null || now - beat > DOWN_AFTER_MS ? now - TICK_SLACK_MS : beat - TICK_SLACK_MS);
+    const onTimeFrom = Math.max(from, this.missedUntil(heartbeat, now));
     let started = 0;
     if (onTimeFrom > from) {
       const missed = lastDueBetween(active.fields, active.timeZone, new Date(from), new Date(onTimeFrom));
@@ -165,6 +168,16 @@ export class ScheduleService {
       started += await this.fire(entry, active, due, now);
     }
     return started;
+  }
+
+  /** due times up to this were missed: they fell while no instance ran or ticked */
+  private missedUntil(heartbeat: string | null, now: number): number {
+    const beat = heartbeat === null ? null : Date.parse(heartbeat);
+    // the last tick anywhere is older than this instance: the service was down until it started
+    if (beat === null || beat < this.startedAt - TICK_SLACK_MS) return this.startedAt;
+    // running, but nobody ticked for a long while (a paused machine): as good as down
+    if (now - beat > DOWN_AFTER_MS) return now - TICK_SLACK_MS;
+    return beat - TICK_SLACK_MS;
   }
 
   private async fire(entry: ScheduleEntry, active: ActiveSchedule, due: Date, now: number): Promise<number> {

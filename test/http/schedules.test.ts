@@ -113,15 +113,26 @@ describe('http: schedules', () => {
   it('after downtime: catchUp "none" runs nothing missed, "last" runs the latest missed one once', async () => {
     await create(scheduled('none', {}));
     await create(scheduled('last', { catchUp: 'last' }));
-    at('2026-03-02T10:31:10.000Z'); // 10:05 … 10:30 were due while nothing ticked
-    expect(await h.services.schedules.tick()).to.equal(1);
-    expect(await h.services.schedules.tick()).to.equal(0);
+    at('2026-03-02T10:00:31.000Z');
+    await h.services.schedules.tick();
+    at('2026-03-02T10:31:10.000Z'); // the service was down since: 10:05 … 10:30 fell meanwhile
+    const restarted = otherInstance(h, { now: () => t }).services.schedules;
+    expect(await restarted.tick()).to.equal(1);
+    expect(await restarted.tick()).to.equal(0);
     const runs = await history('last');
     expect(runs.map((r) => r.trigger['dueAt'])).to.deep.equal(['2026-03-02T10:30:00.000Z']);
     expect(await history('none')).to.have.length(0);
     expect((await views('none'))[0]?.nextRuns[0], 'what was passed over is not due any more').to.equal('2026-03-02T10:35:00.000Z');
     at('2026-03-02T10:35:00.200Z');
-    expect(await h.services.schedules.tick()).to.equal(2);
+    expect(await restarted.tick()).to.equal(2);
+  });
+
+  it('a tick that is late while the service runs fires what came due, whatever catchUp says', async () => {
+    await create(scheduled('late', {}));
+    at('2026-03-02T10:04:50.000Z');
+    await h.services.schedules.tick();
+    at('2026-03-02T10:05:20.000Z'); // 30 s without a tick, but this instance was up
+    expect(await h.services.schedules.tick()).to.equal(1);
   });
 
   it('fires only while deployed, on the pinned version; deleting the workflow ends it', async () => {

@@ -38,6 +38,8 @@ export interface CompiledBlock {
 export interface CompiledWorkflow {
   id?: string;
   name: string;
+  /** the `{{NAME}}`s its triggers use (a webhook's signing secret): redacted like the blocks' */
+  triggerSecretNames?: readonly string[];
   variables: Readonly<Record<string, unknown>>;
   blocks: ReadonlyMap<string, CompiledBlock>;
   /** definition order, top level and children */

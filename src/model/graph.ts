@@ -7,6 +7,7 @@
  */
 import { carrySets, computeNeeds } from './carry.js';
 import { normalizeName } from './names.js';
+import { findSecretNames } from './secrets.js';
 import { classifyReference, collectReferences, referenceableNames } from './ref-parse.js';
 import type { CompiledBlock, CompiledConnection, CompiledWorkflow } from './compiled.js';
 import type { BlockDef, BlockTypeRegistry, WorkflowDef } from './types.js';
@@ -80,6 +81,7 @@ export function compileWorkflow(def: WorkflowDef, registry: BlockTypeRegistry): 
   return {
     ...(def.id === undefined ? {} : { id: def.id }),
     name: def.name,
+    triggerSecretNames: findSecretNames(def.triggers ?? []),
     variables: def.variables ?? {},
     blocks,
     order: [...blocks.keys()],

@@ -33,8 +33,11 @@ export function checkTriggers(ctx: ValidationContext, triggers: { index: number;
 const SECRET_REFERENCE = /^\{\{[A-Za-z_][A-Za-z0-9_]*\}\}$/;
 
 function checkWebhook(ctx: ValidationContext, index: number, def: WebhookTrigger): void {
-  // a mistyped reference would otherwise become the HMAC key itself, as text
-  if (def.secret?.includes('{{') === true && !SECRET_REFERENCE.test(def.secret)) {
+  // the signature is the webhook's only credential; a key written into the definition would be
+  // readable by anyone who reads the workflow, and a mistyped reference would become the key itself
+  if (def.secret === undefined) {
+    ctx.add(['triggers', index, 'secret'], 'a webhook needs a secret to check signatures with: "{{NAME}}", set with PUT /api/secrets/NAME');
+  } else if (!SECRET_REFERENCE.test(def.secret)) {
     ctx.add(['triggers', index, 'secret'], 'a webhook secret is a secret reference "{{NAME}}" (letters, digits and "_", not starting with a digit)');
   }
   if (def.path.split('/').some((seg) => seg === '.' || seg === '..')) {

@@ -205,7 +205,7 @@ const secretNames = new WeakMap<CompiledWorkflow, string[]>();
 function secretNamesOf(workflow: CompiledWorkflow): string[] {
   let names = secretNames.get(workflow);
   if (names === undefined) {
-    const found = new Set<string>();
+    const found = new Set<string>(workflow.triggerSecretNames ?? []);
     for (const block of workflow.blocks.values()) for (const n of findSecretNames(block.config)) found.add(n);
     names = [...found];
     secretNames.set(workflow, names);

@@ -13,11 +13,13 @@ export function atPath(value: unknown, path: string | undefined): unknown {
   return cur;
 }
 
-/** The configured block's output at its path; without one (or when it did not run), the execution's output. */
+/**
+ * The configured block's output at its path (null when the path holds nothing); without one, or
+ * when that block did not run, the execution's output.
+ */
 export function answerOf(chat: ChatDeployment, result: ExecutionResult, blockOutputs: ReadonlyMap<string, unknown>): unknown {
   if (chat.output !== undefined && blockOutputs.has(chat.output.block)) {
-    const picked = atPath(blockOutputs.get(chat.output.block), chat.output.path);
-    if (picked !== undefined) return picked;
+    return atPath(blockOutputs.get(chat.output.block), chat.output.path) ?? null;
   }
   // a response block's answer is its data, not the HTTP envelope around it
   if (result.response !== null) return result.response.data;

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { TroupeError, ValidationError } from '../errors.js';
+import { normalizeName } from '../model/names.js';
 import type { ChatDeployment, Store } from '../store/types.js';
 import { ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, MAX_CODE_ATTEMPTS, newCode, newEpoch, SESSION_TTL_MS, verifyPassword, WindowLimiter, type SessionScope } from './chat-auth.js';
 import type { DeploymentService } from './deployments.js';
@@ -60,7 +61,9 @@ export class ChatService {
   async put(workflowId: string, settings: ChatSettings): Promise<{ chat: ChatDeployment; created: boolean }> {
     const wf = await this.deps.store.workflows.get(workflowId);
     if (wf === null) throw workflowNotFound(workflowId);
-    const issues = settingIssues(settings, wf.definition.blocks.map((b) => b.id));
+    // the answer's block by id or by name, as references name blocks
+    const answerBlock = settings.output === undefined ? undefined : blockIdOf(wf.definition.blocks, settings.output.block);
+    const issues = settingIssues(settings, answerBlock);
     if (issues.length > 0) throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', issues);
     const earlier = await this.deps.store.chats.getByWorkflow(workflowId);
     const at = new Date(this.deps.now()).toISOString();
@@ -81,7 +84,7 @@ export class ChatService {
         ...(settings.auth.mode === 'email' ? { allowedEmails: settings.auth.allowedEmails ?? [] } : {}),
       },
       branding: settings.branding,
-      ...(settings.output === undefined ? {} : { output: { block: settings.output.block, ...(settings.output.path === undefined ? {} : { path: settings.output.path }) } }),
+      ...(settings.output === undefined || answerBlock === undefined ? {} : { output: { block: answerBlock, ...(settings.output.path === undefined ? {} : { path: settings.output.path }) } }),
       createdAt: earlier?.createdAt ?? at,
       updatedAt: at,
     };
@@ -184,12 +187,16 @@ function badRequest(path: string, message: string): ValidationError {
   return new ValidationError('INVALID_REQUEST', message, [{ path, message }]);
 }
 
-function settingIssues(s: ChatSettings, blockIds: readonly string[]): { path: string; message: string }[] {
+function blockIdOf(blocks: readonly { id: string; name: string }[], idOrName: string): string | undefined {
+  return (blocks.find((b) => b.id === idOrName) ?? blocks.find((b) => normalizeName(b.name) === normalizeName(idOrName)))?.id;
+}
+
+function settingIssues(s: ChatSettings, answerBlock: string | undefined): { path: string; message: string }[] {
   const issues: { path: string; message: string }[] = [];
   if (s.auth.mode === 'email' && (s.auth.allowedEmails ?? []).length === 0) {
     issues.push({ path: '/auth/allowedEmails', message: 'an email chat needs allowedEmails (addresses or @domain)' });
   }
-  if (s.output !== undefined && !blockIds.includes(s.output.block)) {
+  if (s.output !== undefined && answerBlock === undefined) {
     issues.push({ path: '/output/block', message: `no block "${s.output.block}" in this workflow` });
   }
   return issues;

@@ -39,7 +39,9 @@ export interface WebhookRequest {
 
 export type WebhookOutcome =
   | { mode: 'accepted'; eventId: string; executionId: string; duplicate: boolean }
-  | { mode: 'sync'; eventId: string; handle: ExecutionHandle };
+  | { mode: 'sync'; eventId: string; handle: ExecutionHandle }
+  /** Slack's signed URL verification: answered with its challenge, nothing stored or started */
+  | { mode: 'challenge'; challenge: string };
 
 export interface WebhookServiceDeps {
   store: Store;
@@ -77,6 +79,8 @@ export class WebhookService {
     const provider: WebhookProvider = trigger.provider ?? 'generic';
     await this.checkSignature(trigger, provider, req);
     const body = parseWebhookBody(req.rawBody, req.headers['content-type'] ?? '');
+    const challenge = provider === 'slack' ? slackChallenge(body) : undefined;
+    if (challenge !== undefined) return { mode: 'challenge', challenge };
     const input = { body, headers: starterHeaders(provider, req.headers), query: req.query, method: req.method };
     this.deps.executions.validateInput(loaded, input);
     const sync = trigger.responseMode === 'sync';
@@ -268,4 +272,11 @@ export class WebhookService {
     const stored = await this.deps.store.workflows.getVersion(ev.workflowId, ev.version);
     return stored === null ? null : this.deps.cache.load(stored, stored.updatedAt);
   }
+}
+
+/** Slack checks a new Events API URL with a signed `{ type: "url_verification", challenge }`. */
+function slackChallenge(body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object') return undefined;
+  const b = body as { type?: unknown; challenge?: unknown };
+  return b.type === 'url_verification' && typeof b.challenge === 'string' ? b.challenge : undefined;
 }

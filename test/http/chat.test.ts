@@ -132,7 +132,7 @@ describe('http: chat deployments', () => {
   });
 
   it('the output setting picks a block and path; a failing run ends with event: error', async () => {
-    await status(setUp('o', { subdomain: 'picked', auth: { mode: 'public' }, branding: { title: 'P' }, output: { block: 'talk', path: 'content' } }, streaming), 201);
+    await status(setUp('o', { subdomain: 'picked', auth: { mode: 'public' }, branding: { title: 'P' }, output: { block: 'Talk', path: 'content' } }, streaming), 201);
     const done = parseSse((await send('picked', { message: 'x' }).expect(200)).body as string).at(-1)!;
     expect(done.data.output).to.equal('one two three');
     await status(setUp('f', { subdomain: 'broken', auth: { mode: 'public' }, branding: { title: 'B' } }, [

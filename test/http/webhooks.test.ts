@@ -73,6 +73,15 @@ describe('http: webhooks', () => {
     expect((rec.output as { data: unknown }).data).to.deep.equal({ got: { order: 42 }, method: 'POST' });
   });
 
+  it('the signing secret is redacted in what is recorded, like any secret', async () => {
+    await deploy(h, hookWorkflow('red', { path: 'red' }));
+    const body = JSON.stringify({ echo: SECRET });
+    const res = await post(h, 'red', body, signed('generic', body)).expect(202);
+    const rec = await ended(h, res.headers['x-execution-id'] as string);
+    expect(JSON.stringify(rec)).to.not.include(SECRET);
+    expect((rec.input as { body: unknown }).body).to.deep.equal({ echo: '***' });
+  });
+
   it('a bad or missing signature gets 401 and starts nothing', async () => {
     await deploy(h, hookWorkflow('g', { path: 'p' }));
     const body = '{"a":1}';
@@ -131,6 +140,15 @@ describe('http: webhooks', () => {
     const rec = await ended(h, res.headers['x-execution-id'] as string);
     expect((rec.input as { body: unknown }).body).to.deep.equal({ command: '/deploy', text: 'prod' });
     await post(h, 'slack/cmd', body, { ...signed('slack', body, Date.now() - 6 * 60_000), 'Content-Type': 'application/x-www-form-urlencoded' }).expect(401);
+  });
+
+  it("slack: a signed url_verification is answered with its challenge and starts nothing", async () => {
+    await deploy(h, hookWorkflow('sv', { path: 'slack/events', provider: 'slack' }));
+    const body = JSON.stringify({ type: 'url_verification', challenge: 'c-123', token: 't' });
+    const res = await post(h, 'slack/events', body, signed('slack', body)).expect(200);
+    expect(res.body).to.deep.equal({ challenge: 'c-123' });
+    await post(h, 'slack/events', body, signed('slack', body, Date.now(), 'wrong')).expect(401);
+    expect(await history(h, 'sv')).to.have.length(0);
   });
 
   it('responseMode sync answers like execute: the response block, or the envelope', async () => {

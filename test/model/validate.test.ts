@@ -272,11 +272,15 @@ describe('model/validateWorkflow', () => {
     });
     it('rejects duplicate webhook paths and trigger ids', () => {
       const doc = withTriggers([
-        { id: 'a', type: 'webhook', path: 'hooks/gh', provider: 'github' },
-        { id: 'b', type: 'webhook', path: 'hooks/gh' },
+        { id: 'a', type: 'webhook', path: 'hooks/gh', provider: 'github', secret: '{{GH}}' },
+        { id: 'b', type: 'webhook', path: 'hooks/gh', secret: '{{GH}}' },
         { id: 'a', type: 'schedule', cron: '*/5 * * * *' },
       ]);
       expect(paths(doc)).to.deep.equal(['/triggers/1/path', '/triggers/2/id']);
+    });
+    it('requires a webhook secret, as one {{NAME}} reference', () => {
+      expectOnly(withTriggers([{ id: 'a', type: 'webhook', path: 'x' }]), '/triggers/0/secret', /needs a secret/);
+      expectOnly(withTriggers([{ id: 'a', type: 'webhook', path: 'x', secret: 'plain text key' }]), '/triggers/0/secret', /\{\{NAME\}\}/);
     });
     it('rejects an unknown trigger type and bad webhook fields', () => {
       expectOnly(withTriggers([{ id: 'a', type: 'email' }]), '/triggers/0/type');

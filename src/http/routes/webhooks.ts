@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Services } from '../../service/index.js';
 import { respondToExecution } from '../respond.js';
 import { errorResponse, param, type RouteSpec } from '../route-spec.js';
@@ -27,6 +28,10 @@ async function receive(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
     query: { ...ctx.query },
     method: ctx.method,
   });
+  if (outcome.mode === 'challenge') {
+    ctx.body = { challenge: outcome.challenge };
+    return;
+  }
   if (outcome.mode === 'sync') {
     await respondToExecution(ctx, outcome.handle, 'sync', s.executions, logger);
     return;
@@ -45,8 +50,9 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
         + 'Stripe `Stripe-Signature` and Slack `X-Slack-Signature` (5-minute tolerance). The event is stored and announced on the bus '
         + 'before the answer; a delivery id seen within 24 h (`X-GitHub-Delivery`, the Stripe event id, `Idempotency-Key`, '
         + '`X-Delivery-Id`) is acknowledged with `duplicate: true` and starts nothing.',
+      body: { schema: z.unknown(), required: false, description: 'What the provider sends: JSON, form fields or text (decoded by Content-Type); signed as raw bytes' },
       responses: {
-        200: { description: 'responseMode sync: as execute (the result envelope, or the response block\'s answer)', schema: syncResultSchema, headers: ['X-Execution-Id'] },
+        200: { description: 'responseMode sync (or a Slack url_verification: `{ challenge }`): as execute (the result envelope, or the response block\'s answer)', schema: syncResultSchema, headers: ['X-Execution-Id'] },
         202: { description: 'accepted (stored durably), or a duplicate delivery', schema: webhookAcceptedSchema, headers: ['X-Execution-Id'] },
         400: errorResponse('a JSON body that does not parse (INVALID_JSON)'),
         401: errorResponse('bad or missing signature (UNAUTHORIZED); nothing is started'),

@@ -1,6 +1,11 @@
 import ivm from 'isolated-vm';
 import { TroupeError } from '../errors.js';
 
+export const SLEEP_GLOBAL = '__troupeSleep';
+
+// not unref'd: a CLI run waiting on a function's timer must not let the process exit
+const hostSleep = new ivm.Reference((ms: unknown) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(Math.max(0, Number(ms) || 0), 2 ** 31 - 1))));
+
 /** Compiled runner scripts kept per isolate: a block's code is compiled once, not per call. */
 const SCRIPT_CACHE_SIZE = 256;
 
@@ -49,15 +54,25 @@ export class IsolateSlot {
         // the isolate died while the spare was being made; fall through to a new isolate
       }
     }
-    return this.live().createContext();
+    return this.newContext();
   }
 
   /** Starts building the next call's context while the host does other work. */
   prewarm(): void {
     if (!this.alive || this.spare !== undefined) return;
-    const spare = this.live().createContext();
+    const spare = this.newContext();
     spare.catch(() => undefined);
     this.spare = spare;
+  }
+
+  /**
+   * A context with the host's timer as SLEEP_GLOBAL (the runner turns it into setTimeout and
+   * removes it): the only host capability user code gets, and it can only wait.
+   */
+  private async newContext(): Promise<ivm.Context> {
+    const context = await this.live().createContext();
+    await context.global.set(SLEEP_GLOBAL, hostSleep);
+    return context;
   }
 
   /** Throws the isolate away (a runaway call, or dispose); the next call gets a new one. */

@@ -65,6 +65,32 @@ const log = (...args) => { lines.push(args.map(format).join(' ')); };
 const hidden = (name, value) =>
   defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
 hidden('console', Object.freeze({ log, info: log, warn: log, error: log, debug: log }));
+// Timers on the host's clock: the call's time limit still bounds them (a pending timer is a promise
+// that has not settled). Callbacks run as microtasks of this call only.
+const sleepRef = globalThis.__troupeSleep; delete globalThis.__troupeSleep;
+if (sleepRef !== undefined) {
+  const timers = new Map();
+  let lastTimer = 0;
+  const arm = (id, ms, tick) => sleepRef.apply(undefined, [Number(ms) || 0], { result: { promise: true } })
+    .then(() => { if (timers.has(id)) tick(); }, () => undefined);
+  const timer = (repeat) => (fn, ms, ...args) => {
+    if (typeof fn !== 'function') throw new TypeError('the callback must be a function');
+    const id = ++lastTimer;
+    timers.set(id, true);
+    const tick = () => {
+      if (!repeat) timers.delete(id);
+      fn(...args);
+      if (repeat && timers.has(id)) arm(id, ms, tick);
+    };
+    arm(id, ms, tick);
+    return id;
+  };
+  const clear = (id) => { timers.delete(id); };
+  hidden('setTimeout', timer(false));
+  hidden('setInterval', timer(true));
+  hidden('clearTimeout', clear);
+  hidden('clearInterval', clear);
+}
 // WebAssembly memory and blocking atomics are not needed by workflow code and could sidestep limits.
 delete globalThis.WebAssembly; delete globalThis.Atomics; delete globalThis.SharedArrayBuffer;
 const bindings = parse($0);

@@ -41,6 +41,25 @@ describe('sandbox/isolated', function () {
   });
 
   describe('runFunction', () => {
+    it('has setTimeout, setInterval and their clear functions, in delay order', async () => {
+      const code = [
+        'const seen = [];',
+        'await new Promise((done) => { setTimeout(() => seen.push("b"), 30); setTimeout((x) => { seen.push(x); }, 5, "a"); setTimeout(done, 60); });',
+        'const cancelled = setTimeout(() => seen.push("never"), 1); clearTimeout(cancelled);',
+        'let n = 0; await new Promise((done) => { const id = setInterval(() => { n += 1; if (n === 3) { clearInterval(id); done(); } }, 2); });',
+        'await new Promise((done) => setTimeout(done, 10));',
+        'return { seen, n };',
+      ].join('\n');
+      const out = await sandbox.runFunction(code, {}, { ...limits, timeoutMs: 2000 });
+      expect(out.result).to.deep.equal({ seen: ['a', 'b'], n: 3 });
+    });
+
+    it('a timer past the time limit ends the call with FUNCTION_TIMEOUT', async () => {
+      const err = await failure(sandbox.runFunction('await new Promise((done) => setTimeout(done, 5000)); return 1;', {}, limits));
+      expect(err.code).to.equal('FUNCTION_TIMEOUT');
+      expect((await sandbox.runFunction('return 2;', {}, limits)).result, 'the sandbox carries on').to.equal(2);
+    });
+
     it('returns the value of a function body', async () => {
       const out = await sandbox.runFunction('return { sum: a + b.c, list: [1, "x"] };', { a: 2, b: { c: 3 } }, limits);
       expect(out).to.deep.equal({ result: { sum: 5, list: [1, 'x'] }, stdout: '' });
@@ -80,9 +99,9 @@ describe('sandbox/isolated', function () {
       expect(err.message).to.match(/JSON/);
     });
 
-    it('gives no access to the host: process, require, timers, import()', async () => {
+    it('gives no access to the host: process, require, import(), the host timer itself', async () => {
       const out = await sandbox.runFunction(
-        'return [typeof process, typeof require, typeof setTimeout, typeof fetch, typeof module, typeof WebAssembly];',
+        'return [typeof process, typeof require, typeof __troupeSleep, typeof fetch, typeof module, typeof WebAssembly];',
         {},
         limits,
       );

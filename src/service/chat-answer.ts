@@ -1,17 +1,7 @@
 /** Which value is a chat's answer, and its text (SPEC §4.4 `output?: { block, path }`). */
+import { navigate } from '../model/resolve.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import type { ChatDeployment } from '../store/types.js';
-
-/** `a.b.0` into objects and arrays; undefined when a step is missing */
-export function atPath(value: unknown, path: string | undefined): unknown {
-  if (path === undefined || path === '') return value;
-  let cur = value;
-  for (const step of path.split('.')) {
-    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, step)) return undefined;
-    cur = (cur as Record<string, unknown>)[step];
-  }
-  return cur;
-}
 
 /**
  * The configured block's output at its path (null when the path holds nothing); without one, or
@@ -19,7 +9,9 @@ export function atPath(value: unknown, path: string | undefined): unknown {
  */
 export function answerOf(chat: ChatDeployment, result: ExecutionResult, blockOutputs: ReadonlyMap<string, unknown>): unknown {
   if (chat.output !== undefined && blockOutputs.has(chat.output.block)) {
-    return atPath(blockOutputs.get(chat.output.block), chat.output.path) ?? null;
+    const path = chat.output.path;
+    // the references' own walk: own properties only, array indexes, anything missing is null
+    return path === undefined || path === '' ? (blockOutputs.get(chat.output.block) ?? null) : navigate(blockOutputs.get(chat.output.block), path.split('.'));
   }
   // a response block's answer is its data, not the HTTP envelope around it
   if (result.response !== null) return result.response.data;

@@ -1,16 +1,12 @@
 /**
- * Chat deployments (SPEC §4.4): configuration, sign-in and conversations. A message runs the
- * workflow's deployed version with `{ message, conversationId, history }` as its input and the
- * conversation id on the run (`<start.conversationId>`); the conversation is kept in the store,
- * so it survives a restart.
+ * Chat deployments (SPEC §4.4): their settings and the visitors' sign-in (password, emailed
+ * code, signed session). What a message does is chat-messages.ts.
  */
 import type { Logger } from 'pino';
 import { TroupeError, ValidationError } from '../errors.js';
 import { normalizeName } from '../model/names.js';
 import type { ChatDeployment, Store } from '../store/types.js';
 import { ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, MAX_CODE_ATTEMPTS, newCode, newEpoch, SESSION_TTL_MS, verifyPassword, WindowLimiter, type SessionScope } from './chat-auth.js';
-import type { DeploymentService } from './deployments.js';
-import type { ExecutionService } from './executions.js';
 import { workflowNotFound } from './keys.js';
 import type { Mailer } from './mailer.js';
 
@@ -23,8 +19,6 @@ export interface ChatSettings {
 
 export interface ChatServiceDeps {
   store: Store;
-  deployments: DeploymentService;
-  executions: ExecutionService;
   logger: Logger;
   now: () => number;
   secretKey: string;

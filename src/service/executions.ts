@@ -13,6 +13,7 @@ import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } fro
 import type { LoadedWorkflow } from './compiled-cache.js';
 import { LiveExecutions, type SeqEvent } from './live.js';
 import { newExecutionId } from '../runtime/ids.js';
+import { withTimeout } from './background.js';
 
 /** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
 export interface ExecutionObserver {
@@ -60,9 +61,14 @@ export class ExecutionService {
     return this.opts.engine.inflight + this.starting;
   }
 
+  /** Whether another execution may start now (background starters wait rather than fail). */
+  hasCapacity(): boolean {
+    return this.inflight < this.opts.maxInflight;
+  }
+
   /** 503 OVERLOADED (details.retryAfterSec) when no more executions may start. */
   ensureCapacity(): void {
-    if (this.inflight >= this.opts.maxInflight) {
+    if (!this.hasCapacity()) {
       throw new TroupeError('OVERLOADED', 'too many executions in flight; retry later', {
         details: { retryAfterSec: RETRY_AFTER_OVERLOADED_SEC },
         retryable: true,
@@ -141,7 +147,7 @@ export class ExecutionService {
     const handle = this.handles.get(rec.id);
     this.opts.engine.cancel(rec.id);
     if (handle === undefined) return null;
-    const result = await withTimeout(handle.done, this.opts.cancelWaitMs ?? 10_000);
+    const result = await withTimeout(handle.done, this.opts.cancelWaitMs ?? 10_000).catch(() => null);
     return result?.status ?? null;
   }
 
@@ -213,22 +219,5 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }
     signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | null> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), ms);
-    timer.unref();
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(null);
-      },
-    );
   });
 }

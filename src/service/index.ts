@@ -107,7 +107,7 @@ export function createServices(deps: ServiceDeps): Services {
     store: deps.store,
     chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now }),
     chat: new ChatService({
-      store: deps.store, deployments, executions, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),
+      store: deps.store, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),
     }),
   };
 }

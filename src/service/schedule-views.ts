@@ -43,6 +43,8 @@ export async function describeSchedules(store: Store, scheduler: ScheduleService
     const nextRuns = active === null || entry === undefined ? [] : scheduler.nextRuns(active, entry, NEXT_RUNS);
     const [last] = await store.schedules.lastFires(workflowId, t.id, 1);
     const run = await store.schedules.lastRun(workflowId, t.id);
+    const lastResult = last === undefined ? null : await fireView(store, last);
+    // usually the same fire: read its execution once
     out.push({
       id: t.id,
       cron: t.cron,
@@ -53,8 +55,8 @@ export async function describeSchedules(store: Store, scheduler: ScheduleService
       active: active !== null,
       nextRuns,
       nextRunAt: nextRuns[0] ?? null,
-      lastResult: last === undefined ? null : await fireView(store, last),
-      lastRun: run === null ? null : await fireView(store, run),
+      lastResult,
+      lastRun: run === null ? null : run.dueAt === last?.dueAt ? lastResult : await fireView(store, run),
     });
   }
   return out;

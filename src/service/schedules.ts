@@ -21,7 +21,7 @@ import type { ScheduleEntry, ScheduleFire, Store } from '../store/types.js';
 import { CompiledCache, type LoadedWorkflow } from './compiled-cache.js';
 import type { DeploymentService } from './deployments.js';
 import type { ExecutionService } from './executions.js';
-import { RetryBackoff } from './retry-backoff.js';
+import { PeriodicWork, RetryBackoff } from './background.js';
 
 /** no instance ticked for longer than this: the service was down */
 const DOWN_AFTER_MS = 30_000;
@@ -57,44 +57,32 @@ export interface ActiveSchedule {
 const SCHEDULE_CACHE_SIZE = 1024;
 
 export class ScheduleService {
-  private timer: NodeJS.Timeout | undefined;
-  private current: Promise<number> | undefined;
-  private stopping = false;
   private lastPurge = 0;
   /** due times before this that no instance handled fell while the service was down */
   private startedAt: number;
   private readonly cache: CompiledCache;
   private readonly retry = new RetryBackoff();
+  private readonly ticker: PeriodicWork;
 
   constructor(private readonly deps: ScheduleServiceDeps) {
     this.cache = new CompiledCache(deps.registry, SCHEDULE_CACHE_SIZE);
     this.startedAt = deps.now();
+    this.ticker = new PeriodicWork((err) => deps.logger.error({ err }, 'scheduler tick failed'));
   }
 
   start(intervalMs = 1_000): void {
-    if (this.timer !== undefined) return;
-    this.stopping = false;
     this.startedAt = this.deps.now();
-    this.timer = setInterval(() => void this.tickSafely(), intervalMs);
-    this.timer.unref();
-    void this.tickSafely();
+    this.ticker.start(intervalMs, () => this.runTick());
   }
 
   /** No new claims from here on; resolves once a tick in progress has ended. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.current?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.ticker.stop();
   }
 
   /** Fires what is due up to now; one tick at a time. Returns the fires this tick started. */
   tick(): Promise<number> {
-    if (this.current !== undefined) return Promise.resolve(0);
-    this.current = this.runTick().finally(() => {
-      this.current = undefined;
-    });
-    return this.current;
+    return this.ticker.run(() => this.runTick());
   }
 
   /** The pinned version's trigger, parsed; null when not deployed on that version any more. */
@@ -128,24 +116,16 @@ export class ScheduleService {
     const heartbeat = await this.deps.store.schedules.heartbeat();
     let started = await this.restartClaimed(now);
     for (const entry of await this.deps.store.schedules.list()) {
-      if (this.stopping) break;
+      if (this.ticker.stopped) break;
       try {
         started += await this.tickOne(entry, now, heartbeat);
       } catch (err) {
         this.deps.logger.error({ err, workflowId: entry.workflowId, triggerId: entry.triggerId }, 'schedule tick failed');
       }
     }
-    if (!this.stopping) await this.deps.store.schedules.beat(new Date(now).toISOString());
+    if (!this.ticker.stopped) await this.deps.store.schedules.beat(new Date(now).toISOString());
     await this.purge(now);
     return started;
-  }
-
-  private async tickSafely(): Promise<void> {
-    try {
-      await this.tick();
-    } catch (err) {
-      this.deps.logger.error({ err }, 'scheduler tick failed');
-    }
   }
 
   private async tickOne(entry: ScheduleEntry, now: number, heartbeat: string | null): Promise<number> {
@@ -164,7 +144,7 @@ export class ScheduleService {
       }
     }
     for (const due of dueBetween(active.fields, active.timeZone, new Date(onTimeFrom), new Date(now), 100)) {
-      if (this.stopping) break;
+      if (this.ticker.stopped) break;
       started += await this.fire(entry, active, due, now);
     }
     return started;
@@ -215,11 +195,10 @@ export class ScheduleService {
   private async startFire(fire: ScheduleFire, active: ActiveSchedule): Promise<boolean> {
     const executionId = fire.executionId ?? newExecutionId();
     const trigger = { type: 'schedule' as const, triggerId: fire.triggerId, dueAt: fire.dueAt };
+    if (!this.deps.executions.hasCapacity()) return false;
     try {
-      this.deps.executions.ensureCapacity();
       await this.deps.executions.start(active.loaded, active.trigger.input ?? {}, trigger, { executionId, awaitRecord: true });
     } catch (err) {
-      if (err instanceof TroupeError && err.code === 'OVERLOADED') return false;
       if (!(err instanceof TroupeError) || err.code !== 'CONFLICT') throw err;
     }
     await this.deps.store.schedules.markStarted(fire.workflowId, fire.triggerId, fire.dueAt);
@@ -231,7 +210,7 @@ export class ScheduleService {
   private async restartClaimed(now: number): Promise<number> {
     let started = 0;
     for (const fire of await this.deps.store.schedules.listClaimed(new Date(now - CLAIM_GRACE_MS).toISOString(), 100)) {
-      if (this.stopping) break;
+      if (this.ticker.stopped) break;
       if (this.retry.waiting(fireKey(fire), now)) continue;
       try {
         if (await this.restartOne(fire)) started += 1;

@@ -18,7 +18,7 @@ import type { Store, WebhookEvent } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
 import type { DeploymentService } from './deployments.js';
 import type { ExecutionService } from './executions.js';
-import { RetryBackoff, withTimeout } from './retry-backoff.js';
+import { PeriodicWork, RetryBackoff, withTimeout } from './background.js';
 import { parseWebhookBody } from './webhook-body.js';
 
 /** SPEC §4.3: the same delivery id within 24 h starts nothing */
@@ -66,13 +66,13 @@ const SECRET_REF = /^\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}$/;
 export class WebhookService {
   /** events this instance is starting now: the sweep leaves them alone */
   private readonly starting = new Set<string>();
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private current: Promise<number> | undefined;
-  private stopped = false;
   private lastPurge = 0;
   private readonly retry = new RetryBackoff();
+  private readonly sweeper: PeriodicWork;
 
-  constructor(private readonly deps: WebhookServiceDeps) {}
+  constructor(private readonly deps: WebhookServiceDeps) {
+    this.sweeper = new PeriodicWork((err) => deps.logger.error({ err }, 'webhook sweep failed'));
+  }
 
   async receive(req: WebhookRequest): Promise<WebhookOutcome> {
     const { loaded, trigger } = await this.resolve(req.path);
@@ -92,7 +92,7 @@ export class WebhookService {
     this.starting.add(ev.id);
     try {
       await this.announce(ev);
-      const handle = this.hasCapacity() ? await this.startEvent(ev, loaded) : null;
+      const handle = this.deps.executions.hasCapacity() ? await this.startEvent(ev, loaded) : null;
       if (sync && handle !== null) return { mode: 'sync', eventId: ev.id, handle };
     } catch (err) {
       this.deps.logger.error({ err, eventId: ev.id }, 'accepted webhook event did not start; the sweep retries it');
@@ -104,32 +104,18 @@ export class WebhookService {
 
   /** Starts pending events (crash leftovers, back-pressure) now and then; forgets old delivery ids. */
   startSweeper(intervalMs = 1_000): void {
-    if (this.sweepTimer !== undefined) return;
-    this.stopped = false;
     // the grace applies at start-up too: another instance may be starting a fresh event right now
-    const tick = (): void => {
-      this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'webhook sweep failed'));
-    };
-    this.sweepTimer = setInterval(tick, intervalMs);
-    this.sweepTimer.unref();
-    tick();
+    this.sweeper.start(intervalMs, () => this.sweepOnce(SWEEP_GRACE_MS));
   }
 
   /** No new starts from the sweep; resolves once a sweep in progress has ended. */
-  async stopSweeper(): Promise<void> {
-    this.stopped = true;
-    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
-    this.sweepTimer = undefined;
-    await this.current?.catch(() => undefined);
+  stopSweeper(): Promise<void> {
+    return this.sweeper.stop();
   }
 
   /** Starts pending events received at least `graceMs` ago; one sweep at a time. */
   sweep(graceMs = SWEEP_GRACE_MS): Promise<number> {
-    if (this.current !== undefined) return Promise.resolve(0);
-    this.current = this.sweepOnce(graceMs).finally(() => {
-      this.current = undefined;
-    });
-    return this.current;
+    return this.sweeper.run(() => this.sweepOnce(graceMs));
   }
 
   private async sweepOnce(graceMs: number): Promise<number> {
@@ -142,9 +128,9 @@ export class WebhookService {
     const pending = await this.deps.store.webhooks.listPending(new Date(now - graceMs).toISOString(), SWEEP_BATCH);
     let started = 0;
     for (const ev of pending) {
-      if (this.stopped) break;
+      if (this.sweeper.stopped) break;
       if (this.starting.has(ev.id) || this.retry.waiting(ev.id, now)) continue;
-      if (!this.hasCapacity()) break;
+      if (!this.deps.executions.hasCapacity()) break;
       if (await this.sweepOne(ev, now)) started += 1;
     }
     return started;
@@ -236,15 +222,6 @@ export class WebhookService {
     for (const ev of await this.deps.store.webhooks.listUnannounced(new Date(now - graceMs).toISOString(), SWEEP_BATCH)) {
       if (this.starting.has(ev.id)) continue;
       if (!(await this.announce(ev))) return; // the bus is still down: next sweep
-    }
-  }
-
-  private hasCapacity(): boolean {
-    try {
-      this.deps.executions.ensureCapacity();
-      return true;
-    } catch {
-      return false;
     }
   }
 

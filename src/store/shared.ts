@@ -1,7 +1,7 @@
 /** Helpers shared by both adapters, so their observable behaviour cannot drift apart. */
 import { TroupeError, ValidationError } from '../errors.js';
 import { MAX_PAGE_SIZE } from './types.js';
-import type { BlockLog, BoundaryBatch, ExecutionEvent } from './types.js';
+import type { BlockLog, BoundaryBatch, ExecutionEvent, MemoryRole } from './types.js';
 
 export function clampLimit(limit: number): number {
   if (!Number.isFinite(limit)) return MAX_PAGE_SIZE;
@@ -120,6 +120,26 @@ function checkEvent(executionId: string, ev: ExecutionEvent, i: number): void {
   if (ev.executionId !== executionId) {
     throw new TroupeError('STORE_ERROR', `event ${i} belongs to execution ${ev.executionId}, not ${executionId}`, { details: { index: i } });
   }
+}
+
+const MEMORY_ROLES: readonly string[] = ['system', 'user', 'assistant'] satisfies MemoryRole[];
+
+/**
+ * A count for memories (`keep` of an append, `limit` of a list): floored, at least 0, and
+ * Infinity (no bound) when the caller passes Infinity or, for a list limit, nothing.
+ */
+export function memoryCount(n: number | undefined, what: string): number {
+  if (n === undefined || n === Infinity) return Infinity;
+  if (typeof n !== 'number' || Number.isNaN(n)) throw new TroupeError('STORE_ERROR', `memory ${what} must be a number`, { details: { [what]: n } });
+  return Math.max(0, Math.floor(n));
+}
+
+/** Checks the messages of a memory append before anything is written (same error on both adapters). */
+export function checkMemoryMessages(messages: readonly { role: MemoryRole; content: string }[]): void {
+  messages.forEach((m, i) => {
+    if (!MEMORY_ROLES.includes(m.role)) throw new TroupeError('STORE_ERROR', `memory message ${i}: unknown role ${String(m.role)}`, { details: { index: i, field: 'role' } });
+    if (typeof m.content !== 'string') throw new TroupeError('STORE_ERROR', `memory message ${i}: content must be a string`, { details: { index: i, field: 'content' } });
+  });
 }
 
 /**

@@ -209,6 +209,36 @@ export interface SecretRepo {
   delete(name: string): Promise<boolean>;
 }
 
+// ---- conversation memory (the memory block and the agent's memory) ---------------------------
+
+export type MemoryRole = 'system' | 'user' | 'assistant';
+
+/** One remembered message of a conversation, scoped to a workflow. */
+export interface MemoryEntry {
+  conversationId: string;
+  /** position in its conversation, from 1, increasing (never reused after a trim or delete) */
+  seq: number;
+  role: MemoryRole;
+  content: string;
+  createdAt: string;
+}
+
+export interface MemoryRepo {
+  /**
+   * Appends the messages in order (atomically: concurrent appends never interleave or share a
+   * seq) and keeps only the newest `keep` entries of the conversation; returns what it stored.
+   */
+  append(workflowId: string, conversationId: string, messages: readonly { role: MemoryRole; content: string }[], keep: number): Promise<MemoryEntry[]>;
+  /** the newest `limit` entries (all when absent), oldest first */
+  list(workflowId: string, conversationId: string, limit?: number): Promise<MemoryEntry[]>;
+  /** every entry of the workflow, by conversation id then seq, at most `limit` */
+  listAll(workflowId: string, limit: number): Promise<MemoryEntry[]>;
+  /** forgets a conversation; returns how many entries it had */
+  delete(workflowId: string, conversationId: string): Promise<number>;
+  /** forgets every conversation of a workflow (the workflow was deleted) */
+  deleteWorkflow(workflowId: string): Promise<number>;
+}
+
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
@@ -221,6 +251,7 @@ export interface Store {
   readonly webhooks: WebhookRepo;
   readonly schedules: ScheduleRepo;
   readonly chats: ChatRepo;
+  readonly memories: MemoryRepo;
   /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
   ping(): Promise<void>;
   close(): Promise<void>;

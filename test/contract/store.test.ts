@@ -15,6 +15,7 @@ import { chatsContract } from '../store/contract/chats.js';
 import { executionsContract } from '../store/contract/executions.js';
 import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
+import { memoriesContract } from '../store/contract/memories.js';
 import { schedulesContract } from '../store/contract/schedules.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
 import { workflowsContract } from '../store/contract/workflows.js';
@@ -60,6 +61,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     webhooksContract(ctx);
     schedulesContract(ctx);
     chatsContract(ctx);
+    memoriesContract(ctx);
   });
 }
 

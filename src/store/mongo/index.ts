@@ -10,6 +10,7 @@ import { backfillTriggerIndexes } from './backfill.js';
 import { ensureCollections } from './collections.js';
 import { MongoDeployments } from './deployments.js';
 import { MongoExecutions } from './executions.js';
+import { MongoMemories } from './memories.js';
 import { MongoSchedules } from './schedules.js';
 import { MongoSecrets } from './secrets.js';
 import { supportsTransactions, Txn } from './txn.js';
@@ -58,6 +59,7 @@ function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
     webhooks: guarded(new MongoWebhooks(db), 'webhooks'),
     schedules: guarded(new MongoSchedules(db), 'schedules'),
     chats: guarded(new MongoChats(db), 'chats'),
+    memories: guarded(new MongoMemories(db, now), 'memories'),
     async ping() {
       try {
         await db.command({ ping: 1 });

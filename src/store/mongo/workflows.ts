@@ -20,6 +20,7 @@ const CASCADE: readonly [string, string][] = [
   [COLLECTIONS.chatDeployments, '_id'],
   [COLLECTIONS.chatConversations, 'workflowId'],
   [COLLECTIONS.chatCodes, 'workflowId'],
+  [COLLECTIONS.memories, 'workflowId'],
 ];
 const MAX_CAS_ATTEMPTS = 20;
 

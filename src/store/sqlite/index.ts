@@ -8,6 +8,7 @@ import { openDb } from './db.js';
 import type { SqliteOptions } from './db.js';
 import { SqliteDeployments } from './deployments.js';
 import { SqliteExecutions } from './executions.js';
+import { SqliteMemories } from './memories.js';
 import { SqliteSchedules } from './schedules.js';
 import { SqliteSecrets } from './secrets.js';
 import { SqliteWebhooks } from './webhooks.js';
@@ -41,6 +42,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     webhooks: guarded(new SqliteWebhooks(db), 'webhooks'),
     schedules: guarded(new SqliteSchedules(db), 'schedules'),
     chats: guarded(new SqliteChats(db), 'chats'),
+    memories: guarded(new SqliteMemories(db, now), 'memories'),
     async ping() {
       if (closed || !db.open) throw new TroupeError('STORE_ERROR', 'SQLite store is closed', { retryable: false });
       db.prepare('SELECT 1').get();

@@ -197,4 +197,25 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX chat_codes_by_workflow ON chat_codes (workflow_id);
   `,
+  // Conversation memory (memory block, agent memory): one row per remembered message, keyed
+  // and ordered by (workflow, conversation, seq), which also serves listAll and the workflow's
+  // delete. `memory_conversations` holds each conversation's last seq, so a seq is never used
+  // twice, even after a trim or a delete emptied the conversation.
+  `
+  CREATE TABLE memories (
+    workflow_id     TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    role            TEXT NOT NULL,
+    content         TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (workflow_id, conversation_id, seq)
+  ) STRICT;
+  CREATE TABLE memory_conversations (
+    workflow_id     TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    last_seq        INTEGER NOT NULL,
+    PRIMARY KEY (workflow_id, conversation_id)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];

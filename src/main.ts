@@ -7,6 +7,7 @@ import { NatsBus } from './bus/nats.js';
 import type { Bus } from './bus/types.js';
 import type { BlockTypeRegistry } from './model/types.js';
 import { createOutboundClient } from './outbound/client.js';
+import { createModelClient } from './providers/index.js';
 import { systemClock } from './runtime/clock.js';
 import { chainSecrets, envSecrets } from './runtime/secrets.js';
 import type { SecretSource } from './runtime/types.js';
@@ -65,10 +66,14 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     hostRps: config.hostRps,
     hostMaxInflight: config.hostMaxInflight,
   });
+  // language models go through the same address policy as the API block
+  const models = createModelClient({ allowPrivateNetwork: config.allowPrivateNetwork, allowHosts: config.allowHosts });
   const services: BlockServices = {
     sandbox,
     clock: systemClock,
     http,
+    models,
+    memory: store.memories,
     functionTimeoutMs: config.functionTimeoutMs,
     functionMemoryMb: config.functionMemoryMb,
   };
@@ -89,6 +94,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     async close() {
       await bus.close();
       http.close();
+      models.close();
       await sandbox.dispose();
       await store.close();
     },

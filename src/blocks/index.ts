@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { isWholePlaceholder, parseReference } from '../model/ref-parse.js';
 import type { BlockTypeInfo, BlockTypeRegistry } from '../model/types.js';
+import { agentBlock } from './agent.js';
 import { apiBlock } from './api.js';
 import { conditionBlock } from './condition.js';
 import { functionBlock } from './function.js';
 import { loopBlock } from './loop.js';
+import { memoryBlock } from './memory.js';
 import { parallelBlock } from './parallel.js';
 import { responseBlock } from './response.js';
 import { routerBlock } from './router.js';
@@ -12,7 +14,7 @@ import { toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
 import type { AnyBlockType } from './types.js';
 
-export { apiBlock, conditionBlock, functionBlock, loopBlock, parallelBlock, responseBlock, routerBlock, starterBlock };
+export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock };
 export { validateStarterInput, checkStarterInput } from './starter.js';
 
 /** Every block type by its `type` name: runnable ones and containers (run by container actors). */
@@ -23,6 +25,8 @@ export const blockTypes: Record<string, AnyBlockType> = {
   condition: conditionBlock,
   router: routerBlock,
   response: responseBlock,
+  agent: agentBlock,
+  memory: memoryBlock,
   loop: loopBlock,
   parallel: parallelBlock,
 };

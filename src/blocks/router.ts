@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { evaluateExpression } from './condition.js';
+import { modelSettingsShape } from './model-settings.js';
+import { chooseRoute } from './router-llm.js';
 import { checkHandleIds, handleIdSchema, isPlainObject } from './schemas.js';
 import type { BlockType } from './types.js';
 
@@ -21,12 +23,13 @@ const rulesSchema = z
     }
   });
 
-/** llm mode is accepted so workflows can be written now; running it waits for the providers. */
+/** llm mode: a model reads the prompt and picks a route by its description (router-llm.ts). */
 const llmSchema = z
-  .looseObject({
+  .object({
     mode: z.literal('llm'),
-    prompt: z.string().min(1, 'a prompt is required'),
+    prompt: z.unknown().refine((p) => p !== undefined && p !== '', 'a prompt is required'),
     routes: z.array(z.object({ id: handleIdSchema, description: z.string() })).min(1, 'a router needs at least one route'),
+    ...modelSettingsShape,
   })
   .superRefine((config, ctx) => checkHandleIds(config.routes.map((r) => r.id), ctx, 'routes', RESERVED_ROUTE_IDS));
 
@@ -38,6 +41,7 @@ export const routerConfigSchema = z.preprocess(
 
 export type RouterConfig = z.infer<typeof routerConfigSchema>;
 export type RouterRulesConfig = z.infer<typeof rulesSchema>;
+export type RouterLlmConfig = z.output<typeof llmSchema>;
 
 /**
  * Equality of JSON data: strict for primitives (no coercion: "3" does not equal 3), by value for
@@ -76,8 +80,9 @@ export const routerBlock: BlockType<RouterConfig> = {
   handles: (config) => [...config.routes.map((r) => r.id), 'error'],
   async run(ctx) {
     const config = ctx.config;
-    if (config.mode !== 'rules') {
-      throw new TroupeError('NOT_IMPLEMENTED', 'router mode "llm" is not available yet; use mode "rules"');
+    if (config.mode === 'llm') {
+      const decision = await chooseRoute(ctx, config);
+      return { output: decision, handles: [decision.selectedRoute] };
     }
     const value = await evaluateExpression(ctx, config.value, 'router value', { field: 'value' });
     const decision = selectRoute(config, value);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { OutboundRequest, OutboundResult } from '../outbound/types.js';
+import type { ModelPort } from '../providers/types.js';
 import type { Sandbox } from '../sandbox/types.js';
 
 /** A clock that tests can drive (DESIGN example 3). */
@@ -18,10 +19,31 @@ export interface HttpClientPort {
   send(request: OutboundRequest, signal: AbortSignal): Promise<OutboundResult>;
 }
 
+/** Conversation memory of the memory block and the agent (the store's memories, by workflow). */
+export interface MemoryPort {
+  append(workflowId: string, conversationId: string, messages: readonly { role: MemoryRole; content: string }[], keep: number): Promise<MemoryItem[]>;
+  list(workflowId: string, conversationId: string, limit?: number): Promise<MemoryItem[]>;
+  listAll(workflowId: string, limit: number): Promise<MemoryItem[]>;
+  delete(workflowId: string, conversationId: string): Promise<number>;
+}
+
+export type MemoryRole = 'system' | 'user' | 'assistant';
+
+export interface MemoryItem {
+  conversationId: string;
+  seq: number;
+  role: MemoryRole;
+  content: string;
+  createdAt: string;
+}
+
 export interface BlockServices {
   sandbox: Sandbox;
   clock: Clock;
   http?: HttpClientPort;
+  /** language models (agent block, router llm mode) */
+  models?: ModelPort;
+  memory?: MemoryPort;
   functionTimeoutMs: number;
   functionMemoryMb: number;
 }

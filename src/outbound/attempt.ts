@@ -132,7 +132,7 @@ async function followHops(
 }
 
 /** Node connects to IP literals without a lookup, so the guarded agent never sees them. */
-function refuseBlockedLiteral(url: URL, policy: AddressPolicy): void {
+export function refuseBlockedLiteral(url: URL, policy: AddressPolicy): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new AttemptFailure('BLOCKED_ADDRESS', `refused to follow a ${url.protocol} URL`, false);
   }

@@ -82,11 +82,14 @@ describe('blocks/router', function () {
     expect(err.message).to.match(/^router value: ReferenceError/);
   });
 
-  it('accepts llm mode in the schema but refuses to run it yet', async () => {
-    const cfg = config({ mode: 'llm', prompt: 'Pick one', routes: [{ id: 'a', description: 'A' }], model: 'gpt-x' });
-    const err = await failure(routerBlock.run(makeContext({ config: cfg })));
-    expect(err.code).to.equal('NOT_IMPLEMENTED');
-    expect(err.message).to.match(/not available yet/);
+  it('validates llm mode: routes become handles, a model is required (runs in agent-workflows.test.ts)', () => {
+    const info = blockTypeRegistry().router!;
+    const llm = { mode: 'llm', prompt: 'Pick one', routes: [{ id: 'a', description: 'A' }, { id: 'b', description: 'B' }], model: 'gpt-x' };
+    expect(info.validateConfig(llm)).to.deep.equal([]);
+    expect(info.handles(llm)).to.deep.equal(['a', 'b', 'error']);
+    const { model: _model, ...noModel } = llm;
+    expect(info.validateConfig(noModel).map((i) => i.path)).to.deep.equal(['/model']);
+    expect(info.validateConfig({ ...llm, baseURL: 'not a url' }).map((i) => i.path)).to.deep.equal(['/baseURL']);
   });
 
   it('declares handles, code fields and validates its config', () => {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { blockTypes as realBlockTypes, blockTypeRegistry } from '../../src/blocks/index.js';
-import type { AnyBlockType, BlockType } from '../../src/blocks/types.js';
+import type { AnyBlockType, BlockServices, BlockType } from '../../src/blocks/types.js';
 import type { Bus } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
 import { systemClock } from '../../src/runtime/clock.js';
@@ -103,6 +103,8 @@ export interface TestEngineOptions {
   executionTimeoutMs?: number;
   functionTimeoutMs?: number;
   functionMemoryMb?: number;
+  models?: BlockServices['models'];
+  memory?: BlockServices['memory'];
 }
 
 export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
@@ -115,6 +117,8 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
       clock: systemClock,
       functionTimeoutMs: opts.functionTimeoutMs ?? 2000,
       functionMemoryMb: opts.functionMemoryMb ?? 32,
+      ...(opts.models ? { models: opts.models } : {}),
+      ...(opts.memory ? { memory: opts.memory } : {}),
     },
     secrets,
     ...(opts.executions ? { executions: opts.executions } : {}),

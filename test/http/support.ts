@@ -3,6 +3,7 @@
  * MemoryBus, an Engine with the real block types plus the test-only ones (sleep, fail, pick),
  * secrets from the secrets API. Requests go through `app.callback()` with supertest.
  */
+import { createModelClient } from '../../src/providers/index.js';
 import { pino } from 'pino';
 import request from 'supertest';
 import type { Config } from '../../config/load.js';
@@ -38,11 +39,18 @@ export interface Harness extends TroupeApp {
   close(): Promise<void>;
 }
 
+let models: ReturnType<typeof createModelClient> | undefined;
+/** one model client for every harness (loopback allowed: tests talk to a scripted model server) */
+function testModels(): ReturnType<typeof createModelClient> {
+  models ??= createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
+  return models;
+}
+
 export function harnessEngine(store: Store, bus: MemoryBus, executionTimeoutMs = 20_000): Engine {
   return new Engine({
     bus,
     blockTypes: testBlockTypes,
-    services: { sandbox: sharedSandbox(), clock: systemClock, functionTimeoutMs: 2000, functionMemoryMb: 32 },
+    services: { sandbox: sharedSandbox(), clock: systemClock, functionTimeoutMs: 2000, functionMemoryMb: 32, models: testModels(), memory: store.memories },
     secrets: storeSecretSource(store, SECRET_KEY),
     executions: store.executions,
     busPrefix: 'httptest',

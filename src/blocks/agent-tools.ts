@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { TroupeError, toTroupeError } from '../errors.js';
+import type { ModelAnswer, ModelPort, ModelRequest, ToolCall, ToolSpec } from '../providers/types.js';
+import type { BlockRunContext } from './types.js';
+
+/**
+ * The agent's tools: a JSON-Schema-described function the model may call. A tool with `code`
+ * runs in the function sandbox (its arguments as `args`) and its result goes back to the model,
+ * round after round, until the model answers without a call. A call of a tool without code ends
+ * the conversation: the calls are the block's `toolCalls` output, for the workflow to act on.
+ */
+export const toolSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name is 1-64 letters, digits, _ or -'),
+  description: z.string().optional(),
+  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+  code: z.string().optional(),
+});
+
+export type AgentTool = z.infer<typeof toolSchema>;
+
+/** One call the model made, as the block's `toolCalls` output shows it. */
+export interface ToolCallRecord extends ToolCall {
+  result?: unknown;
+  error?: { code: string; message: string };
+}
+
+export interface Conversation {
+  answer: ModelAnswer;
+  tokens: ModelAnswer['tokens'];
+  toolCalls: ToolCallRecord[];
+}
+
+export async function converse(
+  models: ModelPort,
+  request: ModelRequest,
+  ctx: BlockRunContext<unknown>,
+  tools: readonly AgentTool[],
+  maxRounds: number,
+  onToken?: (text: string) => void,
+): Promise<Conversation> {
+  const tokens = { prompt: 0, completion: 0, total: 0 };
+  const toolCalls: ToolCallRecord[] = [];
+  if (tools.length > 0) request.tools = tools.map(toSpec);
+  for (let round = 1; ; round++) {
+    const answer = await models.complete(request, ctx.signal, onToken);
+    tokens.prompt += answer.tokens.prompt;
+    tokens.completion += answer.tokens.completion;
+    tokens.total += answer.tokens.total;
+    const calls = answer.toolCalls;
+    const runnable = calls.length > 0 && calls.every((c) => tools.find((t) => t.name === c.name)?.code !== undefined);
+    if (!runnable) {
+      toolCalls.push(...calls);
+      return { answer, tokens, toolCalls };
+    }
+    if (round > maxRounds) {
+      throw new TroupeError('MAX_ITERATIONS', `the model was still calling tools after ${maxRounds} rounds (maxToolRounds)`, { details: { toolCalls } });
+    }
+    request.messages.push({ role: 'assistant', content: answer.content, toolCalls: calls });
+    for (const call of calls) {
+      const record = await runTool(ctx, tools, call);
+      toolCalls.push(record);
+      const content = record.error === undefined ? JSON.stringify(record.result ?? null) : JSON.stringify({ error: record.error.message });
+      request.messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
+    }
+  }
+}
+
+function toSpec(tool: AgentTool): ToolSpec {
+  const spec: ToolSpec = { name: tool.name, parameters: tool.parameters };
+  if (tool.description !== undefined) spec.description = tool.description;
+  return spec;
+}
+
+/** A tool's failure is told to the model (it may recover); a cancellation ends the block. */
+async function runTool(ctx: BlockRunContext<unknown>, tools: readonly AgentTool[], call: ToolCall): Promise<ToolCallRecord> {
+  const code = tools.find((t) => t.name === call.name)?.code ?? '';
+  const { source, bindings } = ctx.bindCode(code);
+  try {
+    const { result } = await ctx.services.sandbox.runFunction(source, { ...bindings, args: call.arguments }, {
+      timeoutMs: ctx.services.functionTimeoutMs,
+      memoryMb: ctx.services.functionMemoryMb,
+      signal: ctx.signal,
+    });
+    return { ...call, result };
+  } catch (err) {
+    const e = toTroupeError(err);
+    if (e.code === 'CANCELLED' || ctx.signal.aborted) throw e;
+    return { ...call, error: { code: e.code, message: e.message } };
+  }
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { TroupeError } from '../errors.js';
+import type { ModelRequest, ModelTurn } from '../providers/types.js';
+import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
+import { converse, toolSchema } from './agent-tools.js';
+import { baseRequest, modelSettingsShape, modelsOf, promptText } from './model-settings.js';
+import { structuredFields, responseFormatSchema } from './structured-output.js';
+import type { BlockRunContext, BlockType } from './types.js';
+
+/**
+ * The agent block (SPEC §1.1): one conversation with a language model. Its text streams out as
+ * `chunk` events while it arrives (unless the answer is structured: partial JSON is not text to
+ * show); tools may be called in rounds; with `memory` the conversation is kept in the store.
+ */
+const messageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.unknown() });
+
+const memorySchema = z.union([
+  z.boolean(),
+  z.object({ conversationId: conversationIdSchema.optional(), window: z.coerce.number().int().min(1).max(MEMORY_KEEP).default(20) }),
+]);
+
+const agentObject = z.object({
+  ...modelSettingsShape,
+  systemPrompt: z.unknown().optional(),
+  userPrompt: z.unknown().optional(),
+  messages: z.array(messageSchema).default([]),
+  responseFormat: responseFormatSchema.optional(),
+  tools: z.array(toolSchema).default([]),
+  maxToolRounds: z.coerce.number().int().min(1).max(50).default(8),
+  memory: memorySchema.optional(),
+  stream: z.boolean().default(true),
+});
+
+/**
+ * `prompt`, `system` and `memories` are the other spellings of `userPrompt`, `systemPrompt` and
+ * `messages` (kept as fields of their own, so a reference in either is judged where it stands).
+ */
+export const agentConfigSchema = agentObject
+  .extend({ prompt: z.unknown().optional(), system: z.unknown().optional(), memories: z.array(messageSchema).optional() })
+  .transform(({ prompt, system, memories, ...config }) => ({
+    ...config,
+    userPrompt: config.userPrompt ?? prompt,
+    systemPrompt: config.systemPrompt ?? system,
+    messages: config.messages.length > 0 ? config.messages : (memories ?? []),
+  }))
+  .refine((c) => c.userPrompt !== undefined || c.messages.length > 0, { message: 'an agent needs a userPrompt (or messages)', path: ['userPrompt'] });
+
+export type AgentConfig = z.output<typeof agentObject>;
+
+export const agentBlock: BlockType<AgentConfig> = {
+  type: 'agent',
+  configSchema: agentConfigSchema as unknown as z.ZodType<AgentConfig>,
+  codeFields: ['tools'],
+  handles: () => ['success', 'error'],
+  async run(ctx) {
+    const config = ctx.config;
+    const remembered = await recall(ctx, config);
+    const prompt = config.userPrompt === undefined ? undefined : promptText(config.userPrompt);
+    const request = buildRequest(config, remembered?.turns ?? [], remembered?.system, prompt);
+    if (request.messages.length === 0) throw new TroupeError('INVALID_CONFIG', 'the agent has nothing to send: its prompt and messages are empty');
+    const streamed = config.stream && config.responseFormat === undefined;
+    const talk = await converse(modelsOf(ctx), request, ctx, config.tools, config.maxToolRounds, streamed ? (t) => ctx.emitChunk(t) : undefined);
+    const structured = config.responseFormat === undefined ? {} : structuredFields(talk.answer.content, config.responseFormat.schema);
+    if (remembered !== undefined) {
+      const exchange = [...(prompt === undefined ? [] : [{ role: 'user' as const, content: prompt }]), { role: 'assistant' as const, content: talk.answer.content }];
+      await memoryOf(ctx).append(ctx.workflowId, remembered.conversationId, exchange, MEMORY_KEEP);
+    }
+    const output = { ...structured, content: talk.answer.content, model: talk.answer.model, tokens: talk.tokens, toolCalls: talk.toolCalls };
+    return { output, handles: ['success'] };
+  },
+};
+
+interface Recalled {
+  conversationId: string;
+  turns: ModelTurn[];
+  system: string | undefined;
+}
+
+async function recall(ctx: BlockRunContext<AgentConfig>, config: AgentConfig): Promise<Recalled | undefined> {
+  if (config.memory === undefined || config.memory === false) return undefined;
+  const settings = config.memory === true ? { window: 20 } : config.memory;
+  const conversationId = conversationOf(ctx, 'conversationId' in settings ? settings.conversationId : undefined);
+  const entries = await memoryOf(ctx).list(ctx.workflowId, conversationId, settings.window);
+  const system = entries.filter((e) => e.role === 'system').map((e) => e.content);
+  const turns: ModelTurn[] = entries.filter((e) => e.role !== 'system').map((e) => ({ role: e.role as 'user' | 'assistant', content: e.content }));
+  return { conversationId, turns, system: system.length === 0 ? undefined : system.join('\n\n') };
+}
+
+function buildRequest(config: AgentConfig, remembered: ModelTurn[], rememberedSystem: string | undefined, prompt: string | undefined): ModelRequest {
+  const given = config.messages.map((m) => ({ role: m.role, content: promptText(m.content) }));
+  const messages: ModelTurn[] = [...remembered];
+  for (const m of given) if (m.role !== 'system') messages.push({ role: m.role, content: m.content });
+  if (prompt !== undefined && prompt !== '') messages.push({ role: 'user', content: prompt });
+  const request: ModelRequest = { ...baseRequest(config), messages };
+  // system text: the block's, then what memory and the given messages hold
+  const systemParts = [config.systemPrompt === undefined ? '' : promptText(config.systemPrompt), rememberedSystem ?? '', ...given.filter((m) => m.role === 'system').map((m) => m.content)].filter((s) => s !== '');
+  if (systemParts.length > 0) request.system = systemParts.join('\n\n');
+  if (config.responseFormat !== undefined) request.responseSchema = config.responseFormat;
+  return request;
+}

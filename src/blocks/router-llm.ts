@@ -1,0 +1,64 @@
+import { TroupeError } from '../errors.js';
+import type { ModelRequest } from '../providers/types.js';
+import { baseRequest, modelsOf, promptText } from './model-settings.js';
+import type { RouterLlmConfig } from './router.js';
+import type { BlockRunContext } from './types.js';
+
+/**
+ * The router's llm mode: the model is shown the routes (id and description) and the prompt and
+ * asked for `{ "route", "reasoning" }` as structured output. Servers that ignore the response
+ * format and answer in words are read leniently: an answer that is exactly one route id, or
+ * that names exactly one of them, picks it. Naming none (or several) is NO_ROUTE (SPEC §1.1).
+ */
+export async function chooseRoute(ctx: BlockRunContext<unknown>, config: RouterLlmConfig): Promise<{ selectedRoute: string; reasoning: string }> {
+  const ids = config.routes.map((r) => r.id);
+  const request: ModelRequest = {
+    ...baseRequest(config),
+    system: systemText(config),
+    messages: [{ role: 'user', content: promptText(config.prompt) }],
+    responseSchema: {
+      name: 'route_choice',
+      schema: {
+        type: 'object',
+        properties: { route: { type: 'string', enum: ids }, reasoning: { type: 'string' } },
+        required: ['route', 'reasoning'],
+        additionalProperties: false,
+      },
+    },
+  };
+  const answer = await modelsOf(ctx).complete(request, ctx.signal);
+  const picked = readChoice(answer.content, ids);
+  if (picked === null) {
+    throw new TroupeError('NO_ROUTE', `the model's answer names no route (routes: ${ids.join(', ')})`, { details: { answer: answer.content.slice(0, 500) } });
+  }
+  return { selectedRoute: picked.route, reasoning: picked.reasoning };
+}
+
+function systemText(config: RouterLlmConfig): string {
+  const lines = config.routes.map((r) => `- ${r.id}: ${r.description}`);
+  return [
+    'You route a request to exactly one of these routes (id: description):',
+    ...lines,
+    'Answer with a JSON object {"route": "<one route id>", "reasoning": "<one sentence>"}.',
+  ].join('\n');
+}
+
+function readChoice(content: string, ids: readonly string[]): { route: string; reasoning: string } | null {
+  const text = content.trim();
+  try {
+    const parsed = JSON.parse(text) as { route?: unknown; reasoning?: unknown };
+    if (typeof parsed.route === 'string' && ids.includes(parsed.route)) {
+      return { route: parsed.route, reasoning: typeof parsed.reasoning === 'string' ? parsed.reasoning : '' };
+    }
+    return null;
+  } catch {
+    // not JSON: read the words
+  }
+  if (ids.includes(text)) return { route: text, reasoning: '' };
+  const named = ids.filter((id) => new RegExp(`(^|[^A-Za-z0-9_-])${escape(id)}($|[^A-Za-z0-9_-])`).test(text));
+  return named.length === 1 && named[0] !== undefined ? { route: named[0], reasoning: text } : null;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,14 @@
+/** `{base}/{path}` whatever slashes the configured base URL ends with. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}/${path}`;
+}
+
+/** Tool arguments arrive as JSON text; text that is not JSON is kept as it came. */
+export function parseArguments(text: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

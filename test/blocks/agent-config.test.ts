@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { blockTypeRegistry } from '../../src/blocks/index.js';
+
+describe('blocks/agent and blocks/memory config', () => {
+  const registry = blockTypeRegistry();
+  const agent = registry.agent!;
+  const memory = registry.memory!;
+  const paths = (issues: { path: string }[]): string[] => issues.map((i) => i.path);
+
+  it('agent: needs a model and a prompt; has success and error handles', () => {
+    expect(agent.validateConfig({ model: 'gpt-4o', userPrompt: 'hi' })).to.deep.equal([]);
+    expect(agent.handles({ model: 'gpt-4o', userPrompt: 'hi' })).to.deep.equal(['success', 'error']);
+    expect(paths(agent.validateConfig({ userPrompt: 'hi' }))).to.deep.equal(['/model']);
+    expect(paths(agent.validateConfig({ model: 'gpt-4o' }))).to.deep.equal(['/userPrompt']);
+  });
+
+  it('agent: accepts the SDK spellings prompt, system and baseURL', () => {
+    expect(agent.validateConfig({ model: 'llama3', prompt: 'hi', system: 'be kind', baseURL: 'http://ollama.internal:11434/v1' })).to.deep.equal([]);
+    expect(paths(agent.validateConfig({ model: 'llama3', prompt: 'hi', baseURL: 'nope' }))).to.deep.equal(['/baseURL']);
+  });
+
+  it('agent: a whole reference may stand in any spelling of a field until the run', () => {
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', baseURL: '<start.url>', memories: '<mem.memories>', temperature: '<start.t>' })).to.deep.equal([]);
+    expect(agent.validateConfig({ model: 'm', userPrompt: 'p', responseFormat: '{"type":"object","properties":{"a":{"type":"string"}}}' })).to.deep.equal([]);
+  });
+
+  it('agent: checks tools, the response format, memory and the numbers', () => {
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'bad name!' }] }))).to.deep.equal(['/tools/0/name']);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', responseFormat: { type: 'array' } }))).to.deep.equal(['/responseFormat/type']);
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', responseFormat: { name: 'out', schema: { properties: { a: { type: 'string' } } } } })).to.deep.equal([]);
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', memory: true })).to.deep.equal([]);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', memory: { window: 0 } }))).to.deep.equal(['/memory/window']);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', temperature: 3 }))).to.deep.equal(['/temperature']);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', provider: 'gemini' }))).to.deep.equal(['/provider']);
+  });
+
+  it('memory: an operation of four, content for add, id accepted for conversationId', () => {
+    expect(memory.validateConfig({ operation: 'get', conversationId: '<start.conversationId>' })).to.deep.equal([]);
+    expect(memory.validateConfig({ operation: 'getAll' })).to.deep.equal([]);
+    expect(memory.validateConfig({ operation: 'delete', id: 'abc' })).to.deep.equal([]);
+    expect(paths(memory.validateConfig({ operation: 'add', conversationId: 'c' }))).to.deep.equal(['/content']);
+    expect(paths(memory.validateConfig({ operation: 'forget' }))).to.deep.equal(['/operation']);
+    expect(memory.handles({ operation: 'get' })).to.deep.equal(['success', 'error']);
+  });
+});

@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { createModelClient } from '../../src/providers/index.js';
+import type { ModelRequest, ProviderName } from '../../src/providers/types.js';
+import { TroupeError } from '../../src/errors.js';
+import { startMockLlm, type MockLlm } from '../helpers/mock-llm.js';
+
+describe('model providers against a scripted server', function () {
+  this.timeout(15_000);
+  let llm: MockLlm;
+  const client = createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
+  const signal = new AbortController().signal;
+
+  before(async () => {
+    llm = await startMockLlm();
+  });
+  after(async () => {
+    client.close();
+    await llm.close();
+  });
+  beforeEach(() => llm.reset());
+
+  const request = (provider: ProviderName, extra: Partial<ModelRequest> = {}): ModelRequest => ({
+    provider,
+    baseUrl: provider === 'openai' ? llm.openaiUrl : llm.anthropicUrl,
+    apiKey: 'sk-test',
+    model: provider === 'openai' ? 'gpt-test' : 'claude-test',
+    system: 'be brief',
+    messages: [{ role: 'user', content: 'hello' }],
+    timeoutMs: 5000,
+    retries: 2,
+    ...extra,
+  });
+
+  for (const provider of ['openai', 'anthropic'] as const) {
+    describe(provider, () => {
+      it('answers a whole (non-streamed) call with content, model and tokens', async () => {
+        llm.script({ text: 'hi there' });
+        const answer = await client.complete(request(provider), signal);
+        expect(answer.content).to.equal('hi there');
+        expect(answer.model).to.match(/-served$/);
+        expect(answer.tokens).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
+        expect(answer.toolCalls).to.deep.equal([]);
+        const seen = llm.requests[0]!;
+        if (provider === 'openai') {
+          expect(seen.path).to.equal('/v1/chat/completions');
+          expect(seen.headers['authorization']).to.equal('Bearer sk-test');
+          expect(seen.body['messages']).to.deep.equal([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }]);
+        } else {
+          expect(seen.path).to.equal('/v1/messages');
+          expect(seen.headers['x-api-key']).to.equal('sk-test');
+          expect(seen.headers['anthropic-version']).to.equal('2023-06-01');
+          expect(seen.body['system']).to.equal('be brief');
+          expect(seen.body['max_tokens']).to.equal(4096);
+        }
+      });
+
+      it('streams tokens in order and gathers the whole text and the usage', async () => {
+        llm.script({ pieces: ['one ', 'two ', 'three'] });
+        const tokens: string[] = [];
+        const answer = await client.complete(request(provider), signal, (t) => tokens.push(t));
+        expect(tokens).to.deep.equal(['one ', 'two ', 'three']);
+        expect(answer.content).to.equal('one two three');
+        expect(answer.tokens.total).to.equal(18);
+        expect(llm.requests[0]!.body['stream']).to.equal(true);
+      });
+
+      it('assembles tool calls streamed in pieces', async () => {
+        llm.script({ toolCalls: [{ name: 'lookup', arguments: { city: 'Oslo', days: 3 } }] });
+        const answer = await client.complete(request(provider, { tools: [{ name: 'lookup', parameters: { type: 'object' } }] }), signal, () => undefined);
+        expect(answer.toolCalls).to.have.length(1);
+        expect(answer.toolCalls[0]).to.include({ name: 'lookup' });
+        expect(answer.toolCalls[0]!.arguments).to.deep.equal({ city: 'Oslo', days: 3 });
+      });
+
+      it('asks for structured output in the provider\'s way', async () => {
+        const schema = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
+        if (provider === 'openai') llm.script({ text: '{"n":4}' });
+        else llm.script({ toolCalls: [{ name: 'result', arguments: { n: 4 } }] });
+        const answer = await client.complete(request(provider, { responseSchema: { name: 'result', schema } }), signal);
+        expect(JSON.parse(answer.content)).to.deep.equal({ n: 4 });
+        expect(answer.toolCalls).to.deep.equal([]);
+        const body = llm.requests[0]!.body;
+        if (provider === 'openai') expect(body['response_format']).to.deep.equal({ type: 'json_schema', json_schema: { name: 'result', schema } });
+        else expect(body['tool_choice']).to.deep.equal({ type: 'tool', name: 'result' });
+      });
+
+      it('retries a 429 (honouring Retry-After) and a 5xx, then answers', async () => {
+        llm.script({ status: 429, headers: { 'retry-after': '0' } }, { status: 503 }, { text: 'finally' });
+        const answer = await client.complete(request(provider), signal);
+        expect(answer.content).to.equal('finally');
+        expect(llm.requests).to.have.length(3);
+      });
+
+      it('fails a 401 at once with MODEL_ERROR and the provider\'s message', async () => {
+        llm.script({ status: 401, errorMessage: 'bad key' });
+        const err = await client.complete(request(provider), signal).then(() => null, (e: unknown) => e);
+        expect(err).to.be.instanceOf(TroupeError);
+        expect((err as TroupeError).code).to.equal('MODEL_ERROR');
+        expect((err as TroupeError).message).to.contain('401').and.contain('bad key');
+        expect(llm.requests).to.have.length(1);
+      });
+    });
+  }
+
+  it('gives up after the retries with the last error', async () => {
+    llm.script({ status: 500 }, { status: 500 }, { status: 500 });
+    const err = (await client.complete(request('openai', { retries: 1 }), signal).catch((e: unknown) => e)) as TroupeError;
+    expect(err.code).to.equal('MODEL_ERROR');
+    expect(llm.requests).to.have.length(2);
+  });
+
+  it('times out a call that does not answer (HTTP_TIMEOUT)', async () => {
+    llm.script({ text: 'late', delayMs: 1500 });
+    const err = (await client.complete(request('openai', { timeoutMs: 200, retries: 0 }), signal).catch((e: unknown) => e)) as TroupeError;
+    expect(err.code).to.equal('HTTP_TIMEOUT');
+  });
+
+  it('refuses a loopback base URL unless private networks are allowed (BLOCKED_ADDRESS)', async () => {
+    const strict = createModelClient({ allowPrivateNetwork: false, allowHosts: [] });
+    try {
+      const err = (await strict.complete(request('openai', { baseUrl: llm.openaiUrl.replace('127.0.0.1', 'localhost') }), signal).catch((e: unknown) => e)) as TroupeError;
+      expect(err.code).to.equal('BLOCKED_ADDRESS');
+      const literal = (await strict.complete(request('anthropic'), signal).catch((e: unknown) => e)) as TroupeError;
+      expect(literal.code).to.equal('BLOCKED_ADDRESS');
+      expect(llm.requests).to.have.length(0);
+    } finally {
+      strict.close();
+    }
+  });
+});

@@ -79,6 +79,8 @@ export class ProviderTransport {
     consume: (res: IncomingMessage) => Promise<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'retry'; error: TroupeError; waitMs: number | null }> {
     let timedOut = false;
+    // once the body is being read (tokens may have gone out), a failure is final: no retry
+    let reading = false;
     const link = linkSignal(options.signal);
     const timer = setTimeout(() => {
       timedOut = true;
@@ -86,15 +88,21 @@ export class ProviderTransport {
     }, options.timeoutMs);
     try {
       const res = await this.send(url, headers, payload, link.signal);
-      if (res.statusCode !== undefined && res.statusCode < 400) return { kind: 'done', value: await consume(res) };
+      if (res.statusCode !== undefined && res.statusCode < 400) {
+        reading = true;
+        return { kind: 'done', value: await consume(res) };
+      }
       return await this.refused(res, options, attempt);
     } catch (err) {
       if (options.signal.aborted) throw new TroupeError('CANCELLED', 'the model call was cancelled');
-      if (timedOut) return { kind: 'retry', error: new TroupeError('HTTP_TIMEOUT', `${options.provider} did not answer within ${options.timeoutMs} ms`), waitMs: this.backoff(attempt) };
+      if (timedOut) {
+        const error = new TroupeError('HTTP_TIMEOUT', `${options.provider} did not answer within ${options.timeoutMs} ms`);
+        return { kind: 'retry', error, waitMs: reading ? null : this.backoff(attempt) };
+      }
       if (err instanceof TroupeError) throw err;
       const failure = classifyNetworkError(err);
       const error = new TroupeError(failure.code, `${options.provider}: ${failure.message}`, { cause: err });
-      return { kind: 'retry', error, waitMs: failure.retryable ? this.backoff(attempt) : null };
+      return { kind: 'retry', error, waitMs: failure.retryable && !reading ? this.backoff(attempt) : null };
     } finally {
       clearTimeout(timer);
       link.unlink();

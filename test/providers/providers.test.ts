@@ -115,6 +115,23 @@ describe('model providers against a scripted server', function () {
     expect(err.code).to.equal('HTTP_TIMEOUT');
   });
 
+  it('does not retry a stream that broke off after tokens went out', async () => {
+    llm.script({ pieces: ['a ', 'b ', 'c'], pieceDelayMs: 300 }, { text: 'second try' });
+    const tokens: string[] = [];
+    const err = (await client.complete(request('openai', { timeoutMs: 450, retries: 2 }), signal, (t) => tokens.push(t)).catch((e: unknown) => e)) as TroupeError;
+    expect(err.code).to.equal('HTTP_TIMEOUT');
+    expect(tokens.length).to.be.greaterThan(0);
+    expect(llm.requests).to.have.length(1);
+  });
+
+  it('stops a call when its signal is aborted (CANCELLED)', async () => {
+    llm.script({ text: 'slow', delayMs: 2000 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const err = (await client.complete(request('anthropic'), controller.signal).catch((e: unknown) => e)) as TroupeError;
+    expect(err.code).to.equal('CANCELLED');
+  });
+
   it('refuses a loopback base URL unless private networks are allowed (BLOCKED_ADDRESS)', async () => {
     const strict = createModelClient({ allowPrivateNetwork: false, allowHosts: [] });
     try {

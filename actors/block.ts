@@ -134,7 +134,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     block: context.block,
     scope: scopeOf(context),
     emitChunk(text) {
-      if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text });
+      if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text, iteration: context.iteration });
     },
   };
   void runBlock(run, context.signal).then((outcome) => {

@@ -169,7 +169,7 @@ type ReportEvent = Parameters<BlockActorInput['report']>[0];
 /** Folds one report into the ledger and tells observers; returns the event it decides, if any. */
 function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventIn | null {
   if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
-  else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text } });
+  else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
   else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
   else return applySettled(ctx, event);
   return null;

@@ -50,7 +50,7 @@ export type BlockReport =
       activated: number[];
       attemptLog?: unknown[];
     }
-  | { type: 'BLOCK.CHUNK'; blockId: string; text: string };
+  | { type: 'BLOCK.CHUNK'; blockId: string; text: string; iteration: IterationRef | null };
 
 /**
  * The reason given when an execution or a container iteration set ends and aborts what still

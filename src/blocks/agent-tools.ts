@@ -18,6 +18,17 @@ export const toolSchema = z.object({
 
 export type AgentTool = z.infer<typeof toolSchema>;
 
+export const toolsSchema = z
+  .array(toolSchema)
+  .default([])
+  .superRefine((tools, ctx) => {
+    const seen = new Set<string>();
+    tools.forEach((t, i) => {
+      if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate tool name "${t.name}"` });
+      seen.add(t.name);
+    });
+  });
+
 /** One call the model made, as the block's `toolCalls` output shows it. */
 export interface ToolCallRecord extends ToolCall {
   result?: unknown;
@@ -26,6 +37,8 @@ export interface ToolCallRecord extends ToolCall {
 
 export interface Conversation {
   answer: ModelAnswer;
+  /** the text of every round, joined by a blank line: what was streamed */
+  text: string;
   tokens: ModelAnswer['tokens'];
   toolCalls: ToolCallRecord[];
 }
@@ -40,17 +53,20 @@ export async function converse(
 ): Promise<Conversation> {
   const tokens = { prompt: 0, completion: 0, total: 0 };
   const toolCalls: ToolCallRecord[] = [];
+  const texts: string[] = [];
   if (tools.length > 0) request.tools = tools.map(toSpec);
   for (let round = 1; ; round++) {
-    const answer = await models.complete(request, ctx.signal, onToken);
+    const answer = await models.complete(request, ctx.signal, onToken === undefined ? undefined : separated(texts, onToken));
+    if (answer.content !== '') texts.push(answer.content);
     tokens.prompt += answer.tokens.prompt;
     tokens.completion += answer.tokens.completion;
     tokens.total += answer.tokens.total;
     const calls = answer.toolCalls;
-    const runnable = calls.length > 0 && calls.every((c) => tools.find((t) => t.name === c.name)?.code !== undefined);
-    if (!runnable) {
+    // a declared tool without code is for the workflow: the conversation ends with the calls
+    const forWorkflow = calls.some((c) => tools.some((t) => t.name === c.name && t.code === undefined));
+    if (calls.length === 0 || forWorkflow) {
       toolCalls.push(...calls);
-      return { answer, tokens, toolCalls };
+      return { answer, text: texts.join(SEPARATOR), tokens, toolCalls };
     }
     if (round > maxRounds) {
       throw new TroupeError('MAX_ITERATIONS', `the model was still calling tools after ${maxRounds} rounds (maxToolRounds)`, { details: { toolCalls } });
@@ -65,6 +81,18 @@ export async function converse(
   }
 }
 
+const SEPARATOR = '\n\n';
+
+/** The stream of a later round starts with the blank line `text` has between rounds. */
+function separated(texts: readonly string[], onToken: (text: string) => void): (text: string) => void {
+  let first = true;
+  return (text) => {
+    if (first && texts.length > 0) onToken(SEPARATOR);
+    first = false;
+    onToken(text);
+  };
+}
+
 function toSpec(tool: AgentTool): ToolSpec {
   const spec: ToolSpec = { name: tool.name, parameters: tool.parameters };
   if (tool.description !== undefined) spec.description = tool.description;
@@ -73,7 +101,10 @@ function toSpec(tool: AgentTool): ToolSpec {
 
 /** A tool's failure is told to the model (it may recover); a cancellation ends the block. */
 async function runTool(ctx: BlockRunContext<unknown>, tools: readonly AgentTool[], call: ToolCall): Promise<ToolCallRecord> {
-  const code = tools.find((t) => t.name === call.name)?.code ?? '';
+  const code = tools.find((t) => t.name === call.name)?.code;
+  // told to the model, which may correct itself in the next round
+  if (code === undefined) return { ...call, error: { code: 'UNKNOWN_TOOL', message: `there is no tool named "${call.name}"` } };
+  if (typeof call.arguments === 'string') return { ...call, error: { code: 'INVALID_ARGUMENTS', message: 'the arguments are not a JSON object' } };
   const { source, bindings } = ctx.bindCode(code);
   try {
     const { result } = await ctx.services.sandbox.runFunction(source, { ...bindings, args: call.arguments }, {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import type { ModelRequest, ModelTurn } from '../providers/types.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
-import { converse, toolSchema } from './agent-tools.js';
+import { converse, toolsSchema } from './agent-tools.js';
 import { baseRequest, modelSettingsShape, modelsOf, promptText } from './model-settings.js';
 import { structuredFields, responseFormatSchema } from './structured-output.js';
 import type { BlockRunContext, BlockType } from './types.js';
@@ -25,7 +25,7 @@ const agentObject = z.object({
   userPrompt: z.unknown().optional(),
   messages: z.array(messageSchema).default([]),
   responseFormat: responseFormatSchema.optional(),
-  tools: z.array(toolSchema).default([]),
+  tools: toolsSchema,
   maxToolRounds: z.coerce.number().int().min(1).max(50).default(8),
   memory: memorySchema.optional(),
   stream: z.boolean().default(true),
@@ -60,12 +60,14 @@ export const agentBlock: BlockType<AgentConfig> = {
     if (request.messages.length === 0) throw new TroupeError('INVALID_CONFIG', 'the agent has nothing to send: its prompt and messages are empty');
     const streamed = config.stream && config.responseFormat === undefined;
     const talk = await converse(modelsOf(ctx), request, ctx, config.tools, config.maxToolRounds, streamed ? (t) => ctx.emitChunk(t) : undefined);
-    const structured = config.responseFormat === undefined ? {} : structuredFields(talk.answer.content, config.responseFormat.schema);
+    // a structured answer is the last round's JSON; text is every round's, as it was streamed
+    const content = config.responseFormat === undefined ? talk.text : talk.answer.content;
+    const structured = config.responseFormat === undefined ? {} : structuredFields(content, config.responseFormat.schema);
     if (remembered !== undefined) {
-      const exchange = [...(prompt === undefined ? [] : [{ role: 'user' as const, content: prompt }]), { role: 'assistant' as const, content: talk.answer.content }];
+      const exchange = [...(prompt === undefined ? [] : [{ role: 'user' as const, content: prompt }]), { role: 'assistant' as const, content }];
       await memoryOf(ctx).append(ctx.workflowId, remembered.conversationId, exchange, MEMORY_KEEP);
     }
-    const output = { ...structured, content: talk.answer.content, model: talk.answer.model, tokens: talk.tokens, toolCalls: talk.toolCalls };
+    const output = { ...structured, content, model: talk.answer.model, tokens: talk.tokens, toolCalls: talk.toolCalls };
     return { output, handles: ['success'] };
   },
 };
@@ -81,6 +83,8 @@ async function recall(ctx: BlockRunContext<AgentConfig>, config: AgentConfig): P
   const settings = config.memory === true ? { window: 20 } : config.memory;
   const conversationId = conversationOf(ctx, 'conversationId' in settings ? settings.conversationId : undefined);
   const entries = await memoryOf(ctx).list(ctx.workflowId, conversationId, settings.window);
+  // a window may open on an answer; a conversation sent to a model starts with the user
+  while (entries[0] !== undefined && entries[0].role === 'assistant') entries.shift();
   const system = entries.filter((e) => e.role === 'system').map((e) => e.content);
   const turns: ModelTurn[] = entries.filter((e) => e.role !== 'system').map((e) => ({ role: e.role as 'user' | 'assistant', content: e.content }));
   return { conversationId, turns, system: system.length === 0 ? undefined : system.join('\n\n') };

@@ -13,13 +13,23 @@ export const OPENAI_DEFAULT_URL = 'https://api.openai.com/v1';
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const httpUrl = (field: string) => z.string().trim().refine(isHttpUrl, `${field} must be an absolute http or https URL`);
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
 
 export const modelSettingsShape = {
   model: z.string().trim().min(1, 'a model is required'),
   provider: z.enum(['openai', 'anthropic']).optional(),
-  baseUrl: z.string().trim().url('baseUrl must be an absolute http or https URL').optional(),
+  baseUrl: httpUrl('baseUrl').optional(),
   /** the SDKs' spelling of baseUrl */
-  baseURL: z.string().trim().url('baseURL must be an absolute http or https URL').optional(),
+  baseURL: httpUrl('baseURL').optional(),
   apiKey: z.string().optional(),
   temperature: z.coerce.number().min(0).max(2).optional(),
   maxTokens: int(1, 1_000_000).optional(),

@@ -8,7 +8,8 @@ import type { BlockRunContext } from './types.js';
  * The router's llm mode: the model is shown the routes (id and description) and the prompt and
  * asked for `{ "route", "reasoning" }` as structured output. Servers that ignore the response
  * format and answer in words are read leniently: an answer that is exactly one route id, or
- * that names exactly one of them, picks it. Naming none (or several) is NO_ROUTE (SPEC §1.1).
+ * that names exactly one of them, picks it. Naming none (or several) takes the `default` route
+ * when there is one, else fails with NO_ROUTE (SPEC §1.1).
  */
 export async function chooseRoute(ctx: BlockRunContext<unknown>, config: RouterLlmConfig): Promise<{ selectedRoute: string; reasoning: string }> {
   const ids = config.routes.map((r) => r.id);
@@ -28,6 +29,9 @@ export async function chooseRoute(ctx: BlockRunContext<unknown>, config: RouterL
   };
   const answer = await modelsOf(ctx).complete(request, ctx.signal);
   const picked = readChoice(answer.content, ids);
+  if (picked === null && config.default !== undefined) {
+    return { selectedRoute: config.default, reasoning: `the model's answer named no route; took the default route '${config.default}'` };
+  }
   if (picked === null) {
     throw new TroupeError('NO_ROUTE', `the model's answer names no route (routes: ${ids.join(', ')})`, { details: { answer: answer.content.slice(0, 500) } });
   }

@@ -29,9 +29,17 @@ const llmSchema = z
     mode: z.literal('llm'),
     prompt: z.unknown().refine((p) => p !== undefined && p !== '', 'a prompt is required'),
     routes: z.array(z.object({ id: handleIdSchema, description: z.string() })).min(1, 'a router needs at least one route'),
+    /** taken when the answer names no route; without one that is NO_ROUTE (SPEC §1.1) */
+    default: z.string().optional(),
     ...modelSettingsShape,
   })
-  .superRefine((config, ctx) => checkHandleIds(config.routes.map((r) => r.id), ctx, 'routes', RESERVED_ROUTE_IDS));
+  .superRefine((config, ctx) => {
+    const ids = config.routes.map((r) => r.id);
+    checkHandleIds(ids, ctx, 'routes', RESERVED_ROUTE_IDS);
+    if (config.default !== undefined && !ids.includes(config.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: `default names no route: "${config.default}"` });
+    }
+  });
 
 /** `mode` defaults to "rules", so the union is decided on a config that always has one. */
 export const routerConfigSchema = z.preprocess(

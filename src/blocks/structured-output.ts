@@ -32,10 +32,16 @@ export const responseFormatSchema = z.preprocess(parsedText, z
     return { name, schema: { type: 'object', ...schema } };
   }));
 
+/** Models often wrap JSON in a Markdown fence even when asked not to. */
+function unfenced(content: string): string {
+  const fenced = /^\s*```[A-Za-z]*\s*\n([\s\S]*?)\n?```\s*$/.exec(content);
+  return fenced?.[1] ?? content;
+}
+
 export function structuredFields(content: string, schema: Record<string, unknown>): Record<string, unknown> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(content);
+    parsed = JSON.parse(unfenced(content));
   } catch {
     throw new TroupeError('INVALID_MODEL_OUTPUT', 'the model was asked for JSON and answered with text that is not JSON', { details: { content: content.slice(0, 500) } });
   }

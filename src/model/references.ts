@@ -24,4 +24,4 @@ export {
   type SecretSource,
 } from './resolve.js';
 export { bindCode, type BoundCode } from './bind-code.js';
-export { findSecretNames, maskSecretPlaceholders, redactSecrets, REDACTED, substituteSecrets } from './secrets.js';
+export { findSecretNames, maskSecretPlaceholders, redactSecrets, REDACTED, StreamRedactor, substituteSecrets } from './secrets.js';

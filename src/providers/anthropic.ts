@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { TroupeError } from '../errors.js';
-import { joinUrl, parseArguments } from './shared.js';
+import { joinUrl, parseArguments, streamKind } from './shared.js';
 import { readSse } from './sse.js';
 import { readLimited, type ProviderTransport } from './transport.js';
 import type { ModelAnswer, ModelRequest, ModelTurn, ToolCall } from './types.js';
@@ -22,9 +22,22 @@ export async function completeAnthropic(transport: ProviderTransport, request: M
   const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the Anthropic API' };
   const url = joinUrl(request.baseUrl.replace(/\/v1\/?$/, ''), 'v1/messages');
   const raw = await transport.postJson(url, headers, requestBody(request, onToken !== undefined), options, (res) =>
-    onToken ? readStream(res, request, onToken) : readWhole(res, request),
+    onToken ? readStreamed(res, request, onToken) : readWhole(res, request),
   );
   return fromRaw(raw, request);
+}
+
+/** A server that ignored `stream` and answered whole is read whole, its text one token. */
+async function readStreamed(res: IncomingMessage, request: ModelRequest, onToken: (text: string) => void): Promise<RawAnswer> {
+  const kind = streamKind(res.headers['content-type']);
+  if (kind === 'sse') return readStream(res, request, onToken);
+  if (kind === 'other') {
+    res.resume();
+    throw new TroupeError('MODEL_ERROR', `the Anthropic API answered a streamed call with ${res.headers['content-type'] ?? 'no content type'}`);
+  }
+  const raw = await readWhole(res, request);
+  if (raw.text !== '') onToken(raw.text);
+  return raw;
 }
 
 function requestBody(request: ModelRequest, stream: boolean): Record<string, unknown> {
@@ -125,12 +138,18 @@ interface StreamEvent {
 async function readStream(res: IncomingMessage, request: ModelRequest, onToken: (text: string) => void): Promise<RawAnswer> {
   const raw: RawAnswer = { text: '', model: request.model, inputTokens: 0, outputTokens: 0, stopReason: 'end_turn', calls: [] };
   const tools = new Map<number, { id: string; name: string; json: string }>();
+  let finished = false;
   for await (const sse of readSse(res)) {
     const event = parseEvent(sse.data);
     if (event.type === 'error') throw new TroupeError('MODEL_ERROR', `the Anthropic API: ${event.error?.message ?? 'stream error'}`);
-    if (event.type === 'message_stop') break;
+    if (event.type === 'message_stop') {
+      finished = true;
+      break;
+    }
     applyEvent(raw, tools, event, onToken);
   }
+  // without message_stop the answer was cut off, however normal the end looked
+  if (!finished) throw new TroupeError('MODEL_ERROR', 'the Anthropic API stream ended before the answer was complete');
   raw.calls = [...tools.entries()].sort(([a], [b]) => a - b).map(([, t], i) => ({ id: t.id || `toolu_${i}`, name: t.name, arguments: parseArguments(t.json) }));
   return raw;
 }

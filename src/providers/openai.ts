@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { TroupeError } from '../errors.js';
-import { parseArguments, joinUrl } from './shared.js';
+import { joinUrl, parseArguments, streamKind } from './shared.js';
 import { readSse } from './sse.js';
 import { readLimited, type ProviderTransport } from './transport.js';
 import type { ModelAnswer, ModelRequest, ModelTurn, ToolCall } from './types.js';
@@ -18,7 +18,20 @@ export async function completeOpenAi(transport: ProviderTransport, request: Mode
   const body = requestBody(request, onToken !== undefined);
   const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the OpenAI-compatible API' };
   const url = joinUrl(request.baseUrl, 'chat/completions');
-  return transport.postJson(url, headers, body, options, (res) => (onToken ? readStream(res, request, onToken) : readWhole(res, request)));
+  return transport.postJson(url, headers, body, options, (res) => (onToken ? readStreamed(res, request, onToken) : readWhole(res, request)));
+}
+
+/** A server that ignored `stream` and answered whole is read whole, its text one token. */
+async function readStreamed(res: IncomingMessage, request: ModelRequest, onToken: (text: string) => void): Promise<ModelAnswer> {
+  const kind = streamKind(res.headers['content-type']);
+  if (kind === 'sse') return readStream(res, request, onToken);
+  if (kind === 'other') {
+    res.resume();
+    throw new TroupeError('MODEL_ERROR', `the OpenAI-compatible API answered a streamed call with ${res.headers['content-type'] ?? 'no content type'}`);
+  }
+  const answer = await readWhole(res, request);
+  if (answer.content !== '') onToken(answer.content);
+  return answer;
 }
 
 function requestBody(request: ModelRequest, stream: boolean): Record<string, unknown> {
@@ -92,14 +105,21 @@ async function readStream(res: IncomingMessage, request: ModelRequest, onToken: 
   let finishReason = 'stop';
   let tokens = usage(undefined);
   const calls = new Map<number, { id: string; name: string; args: string }>();
+  let finished = false;
   for await (const event of readSse(res)) {
-    if (event.data === '[DONE]') break;
+    if (event.data === '[DONE]') {
+      finished = true;
+      break;
+    }
     const chunk = parseChunk(event.data);
     if (chunk.model !== undefined) model = chunk.model;
     if (chunk.usage) tokens = usage(chunk.usage);
     const choice = chunk.choices?.[0];
     if (choice === undefined) continue;
-    if (choice.finish_reason) finishReason = choice.finish_reason;
+    if (choice.finish_reason) {
+      finishReason = choice.finish_reason;
+      finished = true;
+    }
     const piece = choice.delta?.content;
     if (typeof piece === 'string' && piece !== '') {
       content += piece;
@@ -107,6 +127,8 @@ async function readStream(res: IncomingMessage, request: ModelRequest, onToken: 
     }
     for (const delta of choice.delta?.tool_calls ?? []) gatherCall(calls, delta);
   }
+  // without a finish reason or [DONE] the answer was cut off, however normal the end looked
+  if (!finished) throw new TroupeError('MODEL_ERROR', 'the OpenAI-compatible API stream ended before the answer was complete');
   const toolCalls = [...calls.values()].map((c, i) => toolCall({ id: c.id, function: { name: c.name, arguments: c.args } }, i));
   return { content, model, tokens, toolCalls, finishReason };
 }

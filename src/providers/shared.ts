@@ -12,3 +12,11 @@ export function parseArguments(text: string): unknown {
     return text;
   }
 }
+
+/** How a 200 to a streamed call came back: SSE as asked, whole JSON (servers that ignore `stream`), or neither. */
+export function streamKind(contentType: string | undefined): 'sse' | 'json' | 'other' {
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('text/event-stream')) return 'sse';
+  if (type.includes('json')) return 'json';
+  return 'other';
+}

@@ -61,7 +61,7 @@ export class ProviderTransport {
       const last = attempt > options.retries;
       const outcome = await this.attempt(attempt, target, headers, payload, options, consume);
       if (outcome.kind === 'done') return outcome.value;
-      if (last || outcome.waitMs === null) throw outcome.error;
+      if (last || outcome.waitMs === null) throw withAttempts(outcome.error, attempt);
       await this.clock.sleep(outcome.waitMs, options.signal);
     }
   }
@@ -116,8 +116,13 @@ export class ProviderTransport {
     if (status === 429) {
       const header = res.headers['retry-after'];
       const after = parseRetryAfter(Array.isArray(header) ? header[0] : header, this.clock.now());
-      if (after !== undefined) return { kind: 'retry', error, waitMs: after <= RETRY_AFTER_LIMIT_MS ? after : null };
-      return { kind: 'retry', error, waitMs: this.backoff(attempt) };
+      if (after === undefined) return { kind: 'retry', error, waitMs: this.backoff(attempt) };
+      if (after <= RETRY_AFTER_LIMIT_MS) return { kind: 'retry', error, waitMs: after };
+      // as the API block does (SPEC §3): a wait longer than we hold a block for ends the call
+      const limited = new TroupeError('RATE_LIMITED', `${options.provider} is rate limiting: it asks to wait ${Math.ceil(after / 1000)} s`, {
+        details: { status, retryAfterMs: after },
+      });
+      return { kind: 'retry', error: limited, waitMs: null };
     }
     // 529: Anthropic's "overloaded"
     return { kind: 'retry', error, waitMs: status >= 500 ? this.backoff(attempt) : null };
@@ -176,4 +181,10 @@ function providerMessage(text: string): string {
   }
   const trimmed = text.trim();
   return trimmed === '' ? '(no message)' : trimmed.slice(0, 300);
+}
+
+/** The calls made, in the error's details (the block log's `attempts`, as for the API block). */
+function withAttempts(error: TroupeError, attempts: number): TroupeError {
+  const details = error.details !== null && typeof error.details === 'object' ? error.details : {};
+  return new TroupeError(error.code, error.message, { details: { ...details, attempts }, cause: error.cause ?? error, retryable: error.retryable });
 }

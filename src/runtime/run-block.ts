@@ -9,6 +9,7 @@ import {
   redactSecrets,
   resolveConfig,
   resolveValue,
+  StreamRedactor,
   type ReferenceScope,
 } from '../model/references.js';
 
@@ -78,25 +79,35 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
   const secretValues = redactionValues(run.secrets);
   let recordedInput: unknown = null;
   let attempts = 0;
+  const chunks: Chunks = { sink: undefined };
   try {
     const prepared = prepareConfig(run);
     recordedInput = prepared.recorded;
-    const ctx = makeContext(run, prepared.config, signal);
+    const ctx = makeContext(run, prepared.config, signal, chunks);
     const maxAttempts = Math.max(1, run.block.retry?.maxAttempts ?? 1);
     for (;;) {
       attempts += 1;
       try {
         const result = await withTimeout(run, ctx, signal);
+        chunks.sink?.flush();
         return completed(run, result, recordedInput, attempts, secretValues);
       } catch (err) {
-        if (signal.aborted || attempts >= maxAttempts || isPermanent(err)) throw err;
+        // a retry would stream its text again after what the reader already saw
+        const streamed = chunks.sink !== undefined;
+        if (signal.aborted || attempts >= maxAttempts || isPermanent(err) || streamed) throw err;
         const backoff = (run.block.retry?.backoffMs ?? 0) * 2 ** (attempts - 1);
         await run.services.clock.sleep(backoff, signal);
       }
     }
   } catch (err) {
+    chunks.sink?.flush();
     return failed(redactSecrets(errorInfo(err), secretValues) as ErrorInfo, recordedInput, attempts);
   }
+}
+
+/** Where a block's streamed text goes: redacted (a secret split over pieces too), created on the first piece. */
+interface Chunks {
+  sink: StreamRedactor | undefined;
 }
 
 function completed(run: BlockRunInput, result: BlockResult, input: unknown, attempts: number, secretValues: string[]): BlockOutcome {
@@ -202,7 +213,7 @@ function withoutKeys(obj: Record<string, unknown>, keys: readonly string[]): Rec
   return Object.fromEntries(Object.entries(obj).filter(([k]) => !keys.includes(k)));
 }
 
-function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): BlockRunContext<any> {
+function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, chunks: Chunks): BlockRunContext<any> {
   const ctx: BlockRunContext<any> = {
     executionId: run.executionId,
     workflowId: run.workflowId,
@@ -220,7 +231,10 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal): 
     hasErrorConnection: run.block.hasErrorConnection,
     signal,
     services: run.services,
-    emitChunk: run.emitChunk,
+    emitChunk(text: string) {
+      chunks.sink ??= new StreamRedactor(redactionValues(run.secrets), run.emitChunk);
+      chunks.sink.write(text);
+    },
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
   return ctx;

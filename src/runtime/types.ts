@@ -71,7 +71,7 @@ export interface ExecutionResult {
 export type ExecutionEvent =
   | { type: 'block.started'; data: { blockId: string; blockName: string; blockType: string; order: number; iteration: IterationRef | null } }
   | { type: 'block.completed' | 'block.failed' | 'block.skipped'; data: BlockLogEntry }
-  | { type: 'chunk'; data: { blockId: string; text: string } }
+  | { type: 'chunk'; data: { blockId: string; text: string; iteration: IterationRef | null } }
   | { type: 'done'; data: ExecutionResult };
 
 export interface StartRequest {

@@ -28,7 +28,9 @@ describe('function limits inside a run', () => {
 
   it('stops an unbounded allocation with FUNCTION_MEMORY and the next run works', async () => {
     const bomb = wf([['start', 'starter'], ['hog', 'function', { code: 'const a = []; for (;;) a.push(new Array(1e5).fill(Math.random()));' }]], [['start', 'hog']]);
-    const { result } = await runWorkflow(engine, bomb);
+    // a time limit the allocation cannot reach first, however slow the machine is today
+    const roomy = testEngine(bus, { functionTimeoutMs: 20_000, functionMemoryMb: 16 });
+    const { result } = await runWorkflow(roomy, bomb);
     expect(result.status).to.equal('failed');
     expect(result.error?.code).to.equal('FUNCTION_MEMORY');
     const next = await runWorkflow(engine, wf([['start', 'starter'], ['ok', 'function', { code: 'return "fine"' }]], [['start', 'ok']]));

@@ -32,6 +32,8 @@ describe('blocks/agent and blocks/memory config', () => {
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', memory: { window: 0 } }))).to.deep.equal(['/memory/window']);
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', temperature: 3 }))).to.deep.equal(['/temperature']);
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', provider: 'gemini' }))).to.deep.equal(['/provider']);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', baseUrl: 'ftp://models.example/v1' }))).to.deep.equal(['/baseUrl']);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'a' }, { name: 'a' }] }))).to.deep.equal(['/tools/1/name']);
   });
 
   it('memory: an operation of four, content for add, id accepted for conversationId', () => {

@@ -90,6 +90,8 @@ describe('blocks/router', function () {
     const { model: _model, ...noModel } = llm;
     expect(info.validateConfig(noModel).map((i) => i.path)).to.deep.equal(['/model']);
     expect(info.validateConfig({ ...llm, baseURL: 'not a url' }).map((i) => i.path)).to.deep.equal(['/baseURL']);
+    expect(info.validateConfig({ ...llm, default: 'b' })).to.deep.equal([]);
+    expect(info.validateConfig({ ...llm, default: 'zzz' }).map((i) => i.path)).to.deep.equal(['/default']);
   });
 
   it('declares handles, code fields and validates its config', () => {

@@ -20,6 +20,10 @@ export interface MockReply {
   delayMs?: number;
   /** wait between streamed pieces, ms */
   pieceDelayMs?: number;
+  /** end the stream after the text, without the events that finish an answer */
+  truncate?: boolean;
+  /** answer whole JSON even when the call asked for a stream */
+  ignoreStream?: boolean;
 }
 
 export interface SeenRequest {
@@ -88,9 +92,11 @@ async function answer(path: string, body: Record<string, any>, reply: MockReply,
   }
   const anthropic = path.endsWith('/v1/messages');
   const pieces = reply.pieces ?? (reply.text ?? '').split(/(?<= )/).filter((p) => p !== '');
-  if (body['stream'] === true) {
+  if (body['stream'] === true && reply.ignoreStream !== true) {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const events = anthropic ? anthropicEvents(body, reply, pieces) : openaiEvents(body, reply, pieces);
+    const all = anthropic ? anthropicEvents(body, reply, pieces) : openaiEvents(body, reply, pieces);
+    // text events only: message_start (Anthropic) and one event per piece
+    const events = reply.truncate === true ? all.slice(0, (anthropic ? 2 : 0) + pieces.length) : all;
     for (const e of events) {
       res.write(e);
       if (reply.pieceDelayMs) await new Promise((r) => setTimeout(r, reply.pieceDelayMs));

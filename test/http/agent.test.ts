@@ -33,7 +33,7 @@ describe('http: agent blocks', function () {
     const { key } = await deployed(h, workflow('greet', { userPrompt: 'Greet <start.city>' }));
     const { events } = await readSse(h.http.post('/api/workflows/greet/execute').set('X-API-Key', key).send({ input: { city: 'Lyon' }, stream: true }));
     const chunks = events.filter((e) => e.event === 'chunk').map((e) => e.data as { blockId: string; text: string });
-    expect(chunks).to.deep.equal([{ blockId: 'ask', text: 'Bonjour ' }, { blockId: 'ask', text: 'Lyon' }]);
+    expect(chunks).to.deep.equal([{ blockId: 'ask', text: 'Bonjour ', iteration: null }, { blockId: 'ask', text: 'Lyon', iteration: null }]);
     const done = events.at(-1)!;
     expect(done.event).to.equal('done');
     expect(done.data).to.deep.include({ success: true });

@@ -3,8 +3,12 @@ import { TroupeError } from '../errors.js';
 
 export const SLEEP_GLOBAL = '__troupeSleep';
 
-// not unref'd: a CLI run waiting on a function's timer must not let the process exit
-const hostSleep = new ivm.Reference((ms: unknown) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(Math.max(0, Number(ms) || 0), 2 ** 31 - 1))));
+/**
+ * The host's timer, handed to a function call's context as SLEEP_GLOBAL (the runner turns it
+ * into setTimeout and removes it): the only host capability user code gets, and it can only
+ * wait. Not unref'd: a CLI run waiting on a function's timer must not let the process exit.
+ */
+export const hostSleep = new ivm.Reference((ms: unknown) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(Math.max(0, Number(ms) || 0), 2 ** 31 - 1))));
 
 /** Compiled runner scripts kept per isolate: a block's code is compiled once, not per call. */
 const SCRIPT_CACHE_SIZE = 256;
@@ -65,14 +69,8 @@ export class IsolateSlot {
     this.spare = spare;
   }
 
-  /**
-   * A context with the host's timer as SLEEP_GLOBAL (the runner turns it into setTimeout and
-   * removes it): the only host capability user code gets, and it can only wait.
-   */
-  private async newContext(): Promise<ivm.Context> {
-    const context = await this.live().createContext();
-    await context.global.set(SLEEP_GLOBAL, hostSleep);
-    return context;
+  private newContext(): Promise<ivm.Context> {
+    return this.live().createContext();
   }
 
   /** Throws the isolate away (a runaway call, or dispose); the next call gets a new one. */

@@ -64,3 +64,24 @@ export function formatResult(result: ExecutionResult): string {
     : `${result.error?.code ?? 'ERROR'}: ${result.error?.message ?? ''}${result.error?.blockId ? ` (block ${result.error.blockId})` : ''}`;
   return `${head}\n${body}\n`;
 }
+
+/**
+ * Streamed text (agent tokens) shown as it arrives, on lines of its own marked `┆`; the next
+ * progress line starts on a fresh line.
+ */
+export class StreamedText {
+  private open = false;
+
+  chunk(text: string): string {
+    const out = (this.open ? '' : '  ┆ ') + text.replace(/\n/g, '\n  ┆ ');
+    this.open = true;
+    return out;
+  }
+
+  /** what to write before a progress line (a newline when text was streaming) */
+  beforeLine(): string {
+    if (!this.open) return '';
+    this.open = false;
+    return '\n';
+  }
+}

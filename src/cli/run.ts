@@ -5,7 +5,7 @@ import { openRuntime } from '../main.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { readJsonFile, parseJson } from './files.js';
-import { formatEvent, formatResult, RunningBlocks } from './progress.js';
+import { formatEvent, formatResult, RunningBlocks, StreamedText } from './progress.js';
 
 export async function runCommand(args: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -26,6 +26,7 @@ export async function runCommand(args: string[]): Promise<number> {
     const { def, compiled } = loadWorkflow(doc, runtime.registry);
     const quiet = values.json === true;
     const progress = new RunningBlocks();
+    const streamed = new StreamedText();
     // installed before the start: a signal while the record is being written still cancels
     const interrupt = new Interrupt();
     let result: ExecutionResult;
@@ -41,15 +42,17 @@ export async function runCommand(args: string[]): Promise<number> {
         },
         (event) => {
           progress.see(event);
+          if (quiet) return;
+          if (event.type === 'chunk') return void process.stderr.write(streamed.chunk(event.data.text));
           const line = formatEvent(event);
-          if (line !== null && !quiet) process.stderr.write(line + '\n');
+          if (line !== null) process.stderr.write(streamed.beforeLine() + line + '\n');
         },
       );
       result = await interrupt.cancels(handle);
     } finally {
       interrupt.stop();
     }
-    if (!quiet) for (const line of progress.cancelledLines()) process.stderr.write(line + '\n');
+    if (!quiet) for (const line of progress.cancelledLines()) process.stderr.write(streamed.beforeLine() + line + '\n');
     process.stdout.write(quiet ? JSON.stringify(result) + '\n' : formatResult(result));
     if (result.status === 'cancelled' && interrupt.signal !== null) return 128 + (os.constants.signals[interrupt.signal] ?? 2);
     return result.status === 'completed' ? 0 : 1;

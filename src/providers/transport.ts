@@ -90,7 +90,13 @@ export class ProviderTransport {
       const res = await this.send(url, headers, payload, link.signal);
       if (res.statusCode !== undefined && res.statusCode < 400) {
         reading = true;
-        return { kind: 'done', value: await consume(res) };
+        try {
+          return { kind: 'done', value: await consume(res) };
+        } catch (err) {
+          // an answer given up half-read must not go back to the pool with its socket
+          res.destroy();
+          throw err;
+        }
       }
       return await this.refused(res, options, attempt);
     } catch (err) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TroupeError, toTroupeError } from '../errors.js';
 import type { ModelAnswer, ModelPort, ModelRequest, ToolCall, ToolSpec } from '../providers/types.js';
+import { isPlainObject } from './schemas.js';
 import type { BlockRunContext } from './types.js';
 
 /**
@@ -104,7 +105,7 @@ async function runTool(ctx: BlockRunContext<unknown>, tools: readonly AgentTool[
   const code = tools.find((t) => t.name === call.name)?.code;
   // told to the model, which may correct itself in the next round
   if (code === undefined) return { ...call, error: { code: 'UNKNOWN_TOOL', message: `there is no tool named "${call.name}"` } };
-  if (typeof call.arguments === 'string') return { ...call, error: { code: 'INVALID_ARGUMENTS', message: 'the arguments are not a JSON object' } };
+  if (!isPlainObject(call.arguments)) return { ...call, error: { code: 'INVALID_ARGUMENTS', message: 'the arguments are not a JSON object' } };
   const { source, bindings } = ctx.bindCode(code);
   try {
     const { result } = await ctx.services.sandbox.runFunction(source, { ...bindings, args: call.arguments }, {

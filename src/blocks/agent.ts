@@ -43,7 +43,12 @@ export const agentConfigSchema = agentObject
     systemPrompt: config.systemPrompt ?? system,
     messages: config.messages.length > 0 ? config.messages : (memories ?? []),
   }))
-  .refine((c) => c.userPrompt !== undefined || c.messages.length > 0, { message: 'an agent needs a userPrompt (or messages)', path: ['userPrompt'] });
+  .refine((c) => c.userPrompt !== undefined || c.messages.length > 0, { message: 'an agent needs a userPrompt (or messages)', path: ['userPrompt'] })
+  // Anthropic is asked for structured output through a tool of that name
+  .refine((c) => c.responseFormat === undefined || !c.tools.some((t) => t.name === c.responseFormat?.name), {
+    message: 'a tool may not have the response format\'s name',
+    path: ['tools'],
+  });
 
 export type AgentConfig = z.output<typeof agentObject>;
 
@@ -64,7 +69,8 @@ export const agentBlock: BlockType<AgentConfig> = {
     const content = config.responseFormat === undefined ? talk.text : talk.answer.content;
     const structured = config.responseFormat === undefined ? {} : structuredFields(content, config.responseFormat.schema);
     if (remembered !== undefined) {
-      const exchange = [...(prompt === undefined ? [] : [{ role: 'user' as const, content: prompt }]), { role: 'assistant' as const, content }];
+      // empty turns are not kept: some providers refuse them inside a conversation
+      const exchange = [{ role: 'user' as const, content: prompt ?? '' }, { role: 'assistant' as const, content }].filter((m) => m.content !== '');
       await memoryOf(ctx).append(ctx.workflowId, remembered.conversationId, exchange, MEMORY_KEEP);
     }
     const output = { ...structured, content, model: talk.answer.model, tokens: talk.tokens, toolCalls: talk.toolCalls };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
+import { hasPlaceholder } from '../model/ref-parse.js';
 import type { ModelPort, ModelRequest, ProviderName } from '../providers/types.js';
 import type { BlockRunContext } from './types.js';
 
@@ -13,7 +14,9 @@ export const OPENAI_DEFAULT_URL = 'https://api.openai.com/v1';
 export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const httpUrl = (field: string) => z.string().trim().refine(isHttpUrl, `${field} must be an absolute http or https URL`);
+/** Judged once its references are filled in: at save a URL made of them is taken as it is. */
+const httpUrl = (field: string) =>
+  z.string().trim().refine((url) => hasPlaceholder(url) || isHttpUrl(url), `${field} must be an absolute http or https URL`);
 
 function isHttpUrl(text: string): boolean {
   try {
@@ -64,7 +67,12 @@ export function baseRequest(settings: ModelSettings): Omit<ModelRequest, 'messag
     retries: settings.retries,
   };
   if (settings.apiKey !== undefined && settings.apiKey !== '') request.apiKey = settings.apiKey;
-  if (settings.temperature !== undefined) request.temperature = settings.temperature;
+  if (settings.temperature !== undefined) {
+    if (provider === 'anthropic' && settings.temperature > 1) {
+      throw new TroupeError('INVALID_CONFIG', `temperature ${settings.temperature} is above Anthropic's 1`);
+    }
+    request.temperature = settings.temperature;
+  }
   if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
   return request;
 }

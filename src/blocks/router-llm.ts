@@ -1,6 +1,7 @@
 import { TroupeError } from '../errors.js';
 import type { ModelRequest } from '../providers/types.js';
 import { baseRequest, modelsOf, promptText } from './model-settings.js';
+import { unfenced } from './structured-output.js';
 import type { RouterLlmConfig } from './router.js';
 import type { BlockRunContext } from './types.js';
 
@@ -50,7 +51,7 @@ function systemText(config: RouterLlmConfig): string {
 function readChoice(content: string, ids: readonly string[]): { route: string; reasoning: string } | null {
   const text = content.trim();
   try {
-    const parsed = JSON.parse(text) as { route?: unknown; reasoning?: unknown };
+    const parsed = JSON.parse(unfenced(text)) as { route?: unknown; reasoning?: unknown };
     if (typeof parsed.route === 'string' && ids.includes(parsed.route)) {
       return { route: parsed.route, reasoning: typeof parsed.reasoning === 'string' ? parsed.reasoning : '' };
     }

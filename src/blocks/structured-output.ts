@@ -33,7 +33,7 @@ export const responseFormatSchema = z.preprocess(parsedText, z
   }));
 
 /** Models often wrap JSON in a Markdown fence even when asked not to. */
-function unfenced(content: string): string {
+export function unfenced(content: string): string {
   const fenced = /^\s*```[A-Za-z]*\s*\n([\s\S]*?)\n?```\s*$/.exec(content);
   return fenced?.[1] ?? content;
 }

@@ -19,10 +19,15 @@ const ANSWER_LIMIT = 16 * 1024 * 1024;
 export async function completeAnthropic(transport: ProviderTransport, request: ModelRequest, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
   const headers: Record<string, string> = { 'anthropic-version': API_VERSION, accept: onToken ? 'text/event-stream' : 'application/json' };
   if (request.apiKey !== undefined && request.apiKey !== '') headers['x-api-key'] = request.apiKey;
-  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the Anthropic API' };
+  let emitted = false;
+  const sink = onToken === undefined ? undefined : (text: string): void => {
+    emitted = true;
+    onToken(text);
+  };
+  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the Anthropic API', emitted: () => emitted };
   const url = joinUrl(request.baseUrl.replace(/\/v1\/?$/, ''), 'v1/messages');
   const raw = await transport.postJson(url, headers, requestBody(request, onToken !== undefined), options, (res) =>
-    onToken ? readStreamed(res, request, onToken) : readWhole(res, request),
+    sink ? readStreamed(res, request, sink) : readWhole(res, request),
   );
   return fromRaw(raw, request);
 }
@@ -58,7 +63,9 @@ function requestBody(request: ModelRequest, stream: boolean): Record<string, unk
 /** Tool results go back as user turns; consecutive ones share one message, as the API requires. */
 function toMessages(turns: readonly ModelTurn[]): unknown[] {
   const out: Array<{ role: string; content: unknown }> = [];
-  for (const turn of turns) {
+  for (const [i, turn] of turns.entries()) {
+    // the API refuses an empty text turn anywhere but at the end
+    if (turn.role !== 'tool' && !('toolCalls' in turn) && turn.content === '' && i < turns.length - 1) continue;
     if (turn.role === 'tool') {
       const result = { type: 'tool_result', tool_use_id: turn.toolCallId, content: turn.content };
       const prev = out[out.length - 1];
@@ -142,11 +149,9 @@ async function readStream(res: IncomingMessage, request: ModelRequest, onToken: 
   for await (const sse of readSse(res)) {
     const event = parseEvent(sse.data);
     if (event.type === 'error') throw new TroupeError('MODEL_ERROR', `the Anthropic API: ${event.error?.message ?? 'stream error'}`);
-    if (event.type === 'message_stop') {
-      finished = true;
-      break;
-    }
-    applyEvent(raw, tools, event, onToken);
+    // read on to the end of the response: leaving early would cost the connection
+    if (event.type === 'message_stop') finished = true;
+    if (!finished) applyEvent(raw, tools, event, onToken);
   }
   // without message_stop the answer was cut off, however normal the end looked
   if (!finished) throw new TroupeError('MODEL_ERROR', 'the Anthropic API stream ended before the answer was complete');

@@ -16,9 +16,14 @@ export async function completeOpenAi(transport: ProviderTransport, request: Mode
   const headers: Record<string, string> = { accept: onToken ? 'text/event-stream' : 'application/json' };
   if (request.apiKey !== undefined && request.apiKey !== '') headers['authorization'] = `Bearer ${request.apiKey}`;
   const body = requestBody(request, onToken !== undefined);
-  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the OpenAI-compatible API' };
+  let emitted = false;
+  const sink = onToken === undefined ? undefined : (text: string): void => {
+    emitted = true;
+    onToken(text);
+  };
+  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the OpenAI-compatible API', emitted: () => emitted };
   const url = joinUrl(request.baseUrl, 'chat/completions');
-  return transport.postJson(url, headers, body, options, (res) => (onToken ? readStreamed(res, request, onToken) : readWhole(res, request)));
+  return transport.postJson(url, headers, body, options, (res) => (sink ? readStreamed(res, request, sink) : readWhole(res, request)));
 }
 
 /** A server that ignored `stream` and answered whole is read whole, its text one token. */
@@ -94,6 +99,7 @@ async function readWhole(res: IncomingMessage, request: ModelRequest): Promise<M
 }
 
 interface WireChunk {
+  error?: { message?: string };
   model?: string;
   choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<WireCall & { index?: number }> }; finish_reason?: string | null }>;
   usage?: WireAnswer['usage'] | null;
@@ -107,11 +113,14 @@ async function readStream(res: IncomingMessage, request: ModelRequest, onToken: 
   const calls = new Map<number, { id: string; name: string; args: string }>();
   let finished = false;
   for await (const event of readSse(res)) {
+    // read on to the end of the response after [DONE]: leaving early would cost the connection
+    if (finished && event.data === '[DONE]') continue;
     if (event.data === '[DONE]') {
       finished = true;
-      break;
+      continue;
     }
     const chunk = parseChunk(event.data);
+    if (chunk.error !== undefined) throw new TroupeError('MODEL_ERROR', `the OpenAI-compatible API: ${chunk.error.message ?? 'stream error'}`);
     if (chunk.model !== undefined) model = chunk.model;
     if (chunk.usage) tokens = usage(chunk.usage);
     const choice = chunk.choices?.[0];
@@ -143,10 +152,16 @@ function parseChunk(data: string): WireChunk {
 
 /** Tool calls stream in pieces keyed by index: the id and name first, the arguments in parts. */
 function gatherCall(calls: Map<number, { id: string; name: string; args: string }>, delta: WireCall & { index?: number }): void {
-  const index = delta.index ?? 0;
-  const call = calls.get(index) ?? { id: '', name: '', args: '' };
+  let index = delta.index ?? 0;
+  let call = calls.get(index);
+  // some servers (Ollama) send every call whole at index 0: a new id is a new call
+  if (call !== undefined && delta.id && call.id !== '' && delta.id !== call.id) {
+    index = Math.max(...calls.keys()) + 1;
+    call = undefined;
+  }
+  call ??= { id: '', name: '', args: '' };
   if (delta.id) call.id = delta.id;
-  if (delta.function?.name) call.name += delta.function.name;
+  if (delta.function?.name) call.name = delta.function.name;
   if (delta.function?.arguments) call.args += delta.function.arguments;
   calls.set(index, call);
 }

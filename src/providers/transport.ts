@@ -29,6 +29,8 @@ export interface PostOptions {
   signal: AbortSignal;
   /** names the provider in error messages */
   provider: string;
+  /** whether any of the answer went out already (streamed tokens): then a failure is final */
+  emitted?: () => boolean;
 }
 
 const RETRY_BASE_MS = 500;
@@ -59,7 +61,12 @@ export class ProviderTransport {
     const payload = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       const last = attempt > options.retries;
-      const outcome = await this.attempt(attempt, target, headers, payload, options, consume);
+      let outcome: Awaited<ReturnType<typeof this.attempt<T>>>;
+      try {
+        outcome = await this.attempt(attempt, target, headers, payload, options, consume);
+      } catch (err) {
+        throw err instanceof TroupeError ? withAttempts(err, attempt) : err;
+      }
       if (outcome.kind === 'done') return outcome.value;
       if (last || outcome.waitMs === null) throw withAttempts(outcome.error, attempt);
       await this.clock.sleep(outcome.waitMs, options.signal);
@@ -79,9 +86,9 @@ export class ProviderTransport {
     consume: (res: IncomingMessage) => Promise<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'retry'; error: TroupeError; waitMs: number | null }> {
     let timedOut = false;
-    // once the body is being read (tokens may have gone out), a failure is final: no retry
-    let reading = false;
     const link = linkSignal(options.signal);
+    // once any of the answer went out, a failure is final: a retry would send it twice
+    const final = (): boolean => options.emitted?.() === true;
     const timer = setTimeout(() => {
       timedOut = true;
       link.abort();
@@ -89,7 +96,6 @@ export class ProviderTransport {
     try {
       const res = await this.send(url, headers, payload, link.signal);
       if (res.statusCode !== undefined && res.statusCode < 400) {
-        reading = true;
         try {
           return { kind: 'done', value: await consume(res) };
         } catch (err) {
@@ -103,12 +109,12 @@ export class ProviderTransport {
       if (options.signal.aborted) throw new TroupeError('CANCELLED', 'the model call was cancelled');
       if (timedOut) {
         const error = new TroupeError('HTTP_TIMEOUT', `${options.provider} did not answer within ${options.timeoutMs} ms`);
-        return { kind: 'retry', error, waitMs: reading ? null : this.backoff(attempt) };
+        return { kind: 'retry', error, waitMs: final() ? null : this.backoff(attempt) };
       }
       if (err instanceof TroupeError) throw err;
       const failure = classifyNetworkError(err);
       const error = new TroupeError(failure.code, `${options.provider}: ${failure.message}`, { cause: err });
-      return { kind: 'retry', error, waitMs: failure.retryable && !reading ? this.backoff(attempt) : null };
+      return { kind: 'retry', error, waitMs: failure.retryable && !final() ? this.backoff(attempt) : null };
     } finally {
       clearTimeout(timer);
       link.unlink();

@@ -6,9 +6,13 @@ export const SLEEP_GLOBAL = '__troupeSleep';
 /**
  * The host's timer, handed to a function call's context as SLEEP_GLOBAL (the runner turns it
  * into setTimeout and removes it): the only host capability user code gets, and it can only
- * wait. Not unref'd: a CLI run waiting on a function's timer must not let the process exit.
+ * wait. Unref'd: a timer left pending when its call returned must not keep the process alive
+ * (a CLI run would hang for its length); while the call runs, the call's own time-limit timer
+ * keeps the process up.
  */
-export const hostSleep = new ivm.Reference((ms: unknown) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(Math.max(0, Number(ms) || 0), 2 ** 31 - 1))));
+export const hostSleep = new ivm.Reference(
+  (ms: unknown) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(Math.max(0, Number(ms) || 0), 2 ** 31 - 1)).unref()),
+);
 
 /** Compiled runner scripts kept per isolate: a block's code is compiled once, not per call. */
 const SCRIPT_CACHE_SIZE = 256;

@@ -24,6 +24,16 @@ describe('blocks/agent and blocks/memory config', () => {
     expect(agent.validateConfig({ model: 'm', userPrompt: 'p', responseFormat: '{"type":"object","properties":{"a":{"type":"string"}}}' })).to.deep.equal([]);
   });
 
+  it('agent: a base URL made of references is judged when it is filled in', () => {
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', baseUrl: '{{LLM_URL}}' })).to.deep.equal([]);
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', baseUrl: 'http://<start.host>:11434/v1' })).to.deep.equal([]);
+  });
+
+  it('agent: a tool may not take the response format\'s name', () => {
+    const issues = agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'response' }], responseFormat: { properties: {} } });
+    expect(paths(issues)).to.deep.equal(['/tools']);
+  });
+
   it('agent: checks tools, the response format, memory and the numbers', () => {
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'bad name!' }] }))).to.deep.equal(['/tools/0/name']);
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', responseFormat: { type: 'array' } }))).to.deep.equal(['/responseFormat/type']);

@@ -136,6 +136,33 @@ describe('agent streaming and model failures', function () {
     expect(llm.requests[2]!.body['messages']).to.deep.equal([{ role: 'user', content: 'two' }, { role: 'assistant', content: 'echo: two' }, { role: 'user', content: 'three' }]);
   });
 
+  it('answers arguments that are not a JSON object with INVALID_ARGUMENTS', async () => {
+    llm.script({ toolCalls: [{ name: 'look', arguments: [1, 2] }] }, { text: 'done' });
+    const { result } = await runWorkflow(engine, single({ tools: [{ name: 'look', code: 'return 1' }] }));
+    expect((result.output as { toolCalls: Array<{ error?: { code: string } }> }).toolCalls[0]!.error?.code).to.equal('INVALID_ARGUMENTS');
+  });
+
+  it('keeps no empty turn in memory (an answer that was only a tool call)', async () => {
+    llm.script({ toolCalls: [{ name: 'handoff', arguments: {} }] });
+    await runWorkflow(engine, single({ userPrompt: 'help me', tools: [{ name: 'handoff' }], memory: { conversationId: 'empty-turn' } }));
+    const kept = await store.memories.list('wf-test', 'empty-turn');
+    expect(kept.map((m) => [m.role, m.content])).to.deep.equal([['user', 'help me']]);
+  });
+
+  it('refuses an Anthropic temperature above 1 before calling (INVALID_CONFIG)', async () => {
+    const { result } = await runWorkflow(engine, single({ model: 'claude-test', baseUrl: llm.anthropicUrl, temperature: 1.5 }));
+    expect(result.error).to.include({ code: 'INVALID_CONFIG', blockId: 'ask' });
+    expect(llm.requests).to.have.length(0);
+  });
+
+  it('router llm mode reads a route choice wrapped in a code fence', async () => {
+    llm.script({ text: '```json\n{"route":"b","reasoning":"not a"}\n```' });
+    const router = { mode: 'llm', prompt: 'x', model: 'gpt-test', baseUrl: llm.openaiUrl, routes: [{ id: 'a', description: 'A' }, { id: 'b', description: 'B' }] };
+    const doc = wf([['start', 'starter'], ['r', 'router', router], ['fa', 'function', { code: 'return 1' }], ['fb', 'function', { code: 'return 2' }]], [['start', 'r'], ['r', 'fa', 'a'], ['r', 'fb', 'b']]);
+    const { result } = await runWorkflow(engine, doc);
+    expect(result.output).to.deep.equal({ result: 2, stdout: '' });
+  });
+
   it('router llm mode takes its default route when the answer names none', async () => {
     llm.script({ text: 'no idea' });
     const router = { mode: 'llm', prompt: 'x', model: 'gpt-test', baseUrl: llm.openaiUrl, routes: [{ id: 'a', description: 'A' }, { id: 'b', description: 'B' }], default: 'b' };

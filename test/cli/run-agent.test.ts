@@ -38,4 +38,21 @@ describe('troupe run: an agent block', function () {
     expect(r.stdout + r.stderr).not.to.contain('sk-cli-secret');
     expect(llm.requests[0]!.headers['authorization']).to.equal('Bearer sk-cli-secret');
   });
+
+  it('waits for a function timer the code awaits, and exits with one still pending', async () => {
+    const file = join(dir, 'timer.json');
+    writeFileSync(file, JSON.stringify({
+      id: 'cli-timer',
+      name: 'cli timer',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'f', type: 'function', name: 'F', config: { code: 'await new Promise((r) => setTimeout(r, 300)); setTimeout(() => {}, 600000); return "waited"' } },
+      ],
+      connections: [{ from: 'start', to: 'f' }],
+    }));
+    // a process held by the pending timer would outlive the mocha timeout
+    const r = await troupeAsync(['run', file], { TROUPE_DATA_DIR: dir });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('"result": "waited"');
+  });
 });

@@ -24,6 +24,12 @@ export interface MockReply {
   truncate?: boolean;
   /** answer whole JSON even when the call asked for a stream */
   ignoreStream?: boolean;
+  /** stream every tool call whole at index 0, as Ollama does */
+  sameIndex?: boolean;
+  /** send the 200 headers, then drop the connection */
+  resetAfterHeaders?: boolean;
+  /** OpenAI streams: an error event after the text */
+  streamError?: string;
 }
 
 export interface SeenRequest {
@@ -38,6 +44,8 @@ export interface MockLlm {
   /** base URL for Anthropic settings */
   anthropicUrl: string;
   requests: SeenRequest[];
+  /** TCP connections accepted so far */
+  connections(): number;
   script(...replies: MockReply[]): void;
   /** forgets the replies not yet used and the requests seen */
   reset(): void;
@@ -57,12 +65,15 @@ export async function startMockLlm(): Promise<MockLlm> {
       setTimeout(() => void answer(req.url ?? '', body, reply, res), reply.delayMs ?? 0);
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   return {
     openaiUrl: `http://127.0.0.1:${port}/v1`,
     anthropicUrl: `http://127.0.0.1:${port}`,
     requests,
+    connections: () => connections,
     script: (...replies) => queue.push(...replies),
     reset: () => {
       queue.length = 0;
@@ -91,6 +102,12 @@ async function answer(path: string, body: Record<string, any>, reply: MockReply,
     return;
   }
   const anthropic = path.endsWith('/v1/messages');
+  if (reply.resetAfterHeaders === true) {
+    res.writeHead(200, { 'content-type': body['stream'] === true ? 'text/event-stream' : 'application/json' });
+    res.flushHeaders();
+    setTimeout(() => res.socket?.destroy(), 20);
+    return;
+  }
   const pieces = reply.pieces ?? (reply.text ?? '').split(/(?<= )/).filter((p) => p !== '');
   if (body['stream'] === true && reply.ignoreStream !== true) {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -119,8 +136,13 @@ function openaiWhole(body: Record<string, any>, reply: MockReply): unknown {
 function openaiEvents(body: Record<string, any>, reply: MockReply, pieces: string[]): string[] {
   const model = `${body['model']}-served`;
   const out = pieces.map((p) => sse(undefined, { model, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] }));
+  if (reply.streamError !== undefined) return [...out, sse(undefined, { error: { message: reply.streamError } })];
   (reply.toolCalls ?? []).forEach((c, i) => {
     const args = JSON.stringify(c.arguments);
+    if (reply.sameIndex === true) {
+      out.push(sse(undefined, { model, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${i}`, type: 'function', function: { name: c.name, arguments: args } }] } }] }));
+      return;
+    }
     const half = Math.floor(args.length / 2);
     out.push(sse(undefined, { model, choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name: c.name, arguments: args.slice(0, half) } }] } }] }));
     out.push(sse(undefined, { model, choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: args.slice(half) } }] } }] }));

@@ -145,3 +145,49 @@ describe('model providers against a scripted server', function () {
     }
   });
 });
+
+describe('model providers: what real servers do', function () {
+  this.timeout(15_000);
+  let llm: MockLlm;
+  const client = createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
+  const signal = new AbortController().signal;
+  before(async () => {
+    llm = await startMockLlm();
+  });
+  after(async () => {
+    client.close();
+    await llm.close();
+  });
+  beforeEach(() => llm.reset());
+  const request = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
+    provider: 'openai', baseUrl: llm.openaiUrl, model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], timeoutMs: 5000, retries: 2, ...extra,
+  });
+
+  it('keeps tool calls apart when a server streams each whole at index 0 (Ollama)', async () => {
+    llm.script({ toolCalls: [{ name: 'w', arguments: { p: 'x' } }, { name: 'w', arguments: { p: 'y' } }], sameIndex: true });
+    const answer = await client.complete(request(), signal, () => undefined);
+    expect(answer.toolCalls.map((c) => [c.id, c.name, c.arguments])).to.deep.equal([['call_0', 'w', { p: 'x' }], ['call_1', 'w', { p: 'y' }]]);
+  });
+
+  it('retries a call whose connection dropped after the headers, before any token', async () => {
+    llm.script({ resetAfterHeaders: true }, { pieces: ['fine'] }, { resetAfterHeaders: true }, { text: 'whole' });
+    expect((await client.complete(request(), signal, () => undefined)).content).to.equal('fine');
+    expect((await client.complete(request(), signal)).content).to.equal('whole');
+    expect(llm.requests).to.have.length(4);
+  });
+
+  it('reports an error event inside a stream with the provider\'s message', async () => {
+    llm.script({ pieces: ['so far '], streamError: 'server overloaded' });
+    const err = (await client.complete(request(), signal, () => undefined).catch((e: unknown) => e)) as TroupeError;
+    expect(err.code).to.equal('MODEL_ERROR');
+    expect(err.message).to.contain('server overloaded');
+    expect(err.details).to.deep.include({ attempts: 1 });
+  });
+
+  it('reuses its connection across streamed calls', async () => {
+    const before = llm.connections();
+    for (let i = 0; i < 3; i++) llm.script({ pieces: ['a ', 'b'] });
+    for (let i = 0; i < 3; i++) await client.complete(request(), signal, () => undefined);
+    expect(llm.connections() - before).to.be.at.most(1);
+  });
+});

@@ -25,6 +25,7 @@ export const COLLECTIONS = {
   chatConversations: 'chat_conversations',
   chatCodes: 'chat_codes',
   memories: 'memories',
+  memoryCounters: 'memory_counters',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -63,14 +64,10 @@ export interface ChatCodeDoc {
   _id: string; subdomain: string; email: string; workflowId: string | null; codeHash: string; expiresAt: string; attempts: number;
 }
 
-/** One remembered message; its seq is not stored (see MemoryDoc) */
-export interface MemoryEntryDoc { role: string; content: string; createdAt: string }
-/**
- * One conversation's memory: `_id` is (workflow, conversation); `lastSeq` the last seq given out.
- * `entries` are always the consecutive seqs ending at `lastSeq` (a trim drops the oldest, a
- * delete empties the array and keeps `lastSeq`), so entry i of n has seq lastSeq - n + 1 + i.
- */
-export interface MemoryDoc { _id: string; workflowId: string; conversationId: string; lastSeq: number; entries: MemoryEntryDoc[] }
+/** One remembered message; `_id` is (workflow, conversation) and its seq */
+export interface MemoryDoc { _id: string; workflowId: string; conversationId: string; seq: number; role: string; content: string; createdAt: string }
+/** A conversation's last seq given out: `_id` is (workflow, conversation); kept by a delete so seqs never repeat */
+export interface MemoryCounterDoc { _id: string; workflowId: string; conversationId: string; lastSeq: number }
 
 const NAMESPACE_EXISTS = 48;
 
@@ -92,7 +89,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.chatDeployments]: [{ key: { subdomain: 1 }, unique: true }],
   [COLLECTIONS.chatConversations]: [{ key: { workflowId: 1 } }],
   [COLLECTIONS.chatCodes]: [{ key: { workflowId: 1 } }, { key: { subdomain: 1 } }],
-  [COLLECTIONS.memories]: [{ key: { workflowId: 1, conversationId: 1 } }],
+  [COLLECTIONS.memories]: [{ key: { workflowId: 1, conversationId: 1, seq: 1 }, unique: true }],
+  [COLLECTIONS.memoryCounters]: [{ key: { workflowId: 1 } }],
 };
 
 /**

@@ -1,37 +1,32 @@
 /**
- * Conversation memory on MongoDB: one document per (workflow, conversation) holding its entries
- * and the last seq given out. An append is one findOneAndUpdate (upsert) that bumps `lastSeq`
- * with `$inc` and pushes the messages with `$push`/`$each`/`$slice`: atomic on the document, so
- * concurrent appends never share a seq or interleave, and the trim happens in the same write.
- * Seqs are not stored: the entries are always the consecutive seqs ending at `lastSeq`.
+ * Conversation memory on MongoDB: one document per remembered message in `memories`, and each
+ * conversation's last seq in `memory_counters`. An append first takes a range of seqs from the
+ * counter (one atomic `$inc`, so concurrent appends never share a seq or interleave), then
+ * inserts its messages and deletes the entries beyond the newest `keep`. One document per
+ * message, not one per conversation: a long conversation never meets the 16 MB document limit.
  */
 import type { Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import { checkMemoryMessages, memoryCount } from '../shared.js';
 import type { MemoryEntry, MemoryRepo, MemoryRole, Now } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
-import type { MemoryDoc, MemoryEntryDoc } from './collections.js';
+import type { MemoryCounterDoc, MemoryDoc } from './collections.js';
 
-function memoryKey(workflowId: string, conversationId: string): string {
+function counterKey(workflowId: string, conversationId: string): string {
   return JSON.stringify([workflowId, conversationId]);
 }
 
-/** The entries of a tail of a conversation (any number of its newest), with their seqs. */
-function toEntries(conversationId: string, lastSeq: number, tail: readonly MemoryEntryDoc[]): MemoryEntry[] {
-  const first = lastSeq - tail.length + 1;
-  return tail.map((e, i) => ({ conversationId, seq: first + i, role: e.role as MemoryRole, content: e.content, createdAt: e.createdAt }));
-}
-
-/** Projection of the newest `n` entries (n >= 1, Infinity for all). */
-function newest(n: number): { lastSeq: 1; entries: 1 | { $slice: number } } {
-  return { lastSeq: 1, entries: n === Infinity ? 1 : { $slice: -n } };
+function toEntry(doc: MemoryDoc): MemoryEntry {
+  return { conversationId: doc.conversationId, seq: doc.seq, role: doc.role as MemoryRole, content: doc.content, createdAt: doc.createdAt };
 }
 
 export class MongoMemories implements MemoryRepo {
   private readonly memories: Collection<MemoryDoc>;
+  private readonly counters: Collection<MemoryCounterDoc>;
 
   constructor(db: Db, private readonly now: Now) {
     this.memories = db.collection<MemoryDoc>(COLLECTIONS.memories);
+    this.counters = db.collection<MemoryCounterDoc>(COLLECTIONS.memoryCounters);
   }
 
   async append(workflowId: string, conversationId: string, messages: readonly { role: MemoryRole; content: string }[], keep: number): Promise<MemoryEntry[]> {
@@ -39,64 +34,64 @@ export class MongoMemories implements MemoryRepo {
     const kept = memoryCount(keep, 'keep');
     if (messages.length === 0) return [];
     const createdAt = this.now().toISOString();
-    const docs: MemoryEntryDoc[] = messages.map((m) => ({ role: m.role, content: m.content, createdAt }));
-    // `$slice: 0` empties the array (keep 0); written as 0, not -0, which BSON would send as a double
-    const push = kept === Infinity ? { $each: docs } : { $each: docs, $slice: kept === 0 ? 0 : -kept };
-    const update = { $setOnInsert: { workflowId, conversationId }, $inc: { lastSeq: messages.length }, $push: { entries: push } };
-    const options = { upsert: true, returnDocument: 'after', projection: newest(messages.length) } as const;
-    const _id = memoryKey(workflowId, conversationId);
-    let doc: MemoryDoc | null;
+    const last = await this.takeSeqs(workflowId, conversationId, messages.length);
+    const first = last - messages.length + 1;
+    const docs: MemoryDoc[] = messages.map((m, i) => ({
+      _id: `${counterKey(workflowId, conversationId)}#${first + i}`,
+      workflowId,
+      conversationId,
+      seq: first + i,
+      role: m.role,
+      content: m.content,
+      createdAt,
+    }));
+    await this.memories.insertMany(docs, { ordered: true });
+    if (kept !== Infinity) await this.memories.deleteMany({ workflowId, conversationId, seq: { $lte: last - kept } });
+    return docs.filter((d) => d.seq > last - kept).map(toEntry);
+  }
+
+  /** The last of `n` new consecutive seqs of the conversation. */
+  private async takeSeqs(workflowId: string, conversationId: string, n: number): Promise<number> {
+    const _id = counterKey(workflowId, conversationId);
+    const update = { $setOnInsert: { workflowId, conversationId }, $inc: { lastSeq: n } };
+    const options = { upsert: true, returnDocument: 'after' } as const;
+    let counter: MemoryCounterDoc | null;
     try {
-      doc = await this.memories.findOneAndUpdate({ _id }, update, options);
+      counter = await this.counters.findOneAndUpdate({ _id }, update, options);
     } catch (err) {
       // the first two appends to a conversation at once: both upserts inserted, one lost the race
       if (!isDuplicateKey(err)) throw err;
-      doc = await this.memories.findOneAndUpdate({ _id }, update, options);
+      counter = await this.counters.findOneAndUpdate({ _id }, update, options);
     }
-    if (doc === null) throw new TroupeError('STORE_ERROR', `memory of conversation ${conversationId} was not written`);
-    // the document right after this update: the entries with the newest messages.length seqs are ours
-    const ours = doc.lastSeq - messages.length;
-    return toEntries(conversationId, doc.lastSeq, doc.entries).filter((e) => e.seq > ours);
+    if (counter === null) throw new TroupeError('STORE_ERROR', `memory of conversation ${conversationId} was not written`);
+    return counter.lastSeq;
   }
 
   async list(workflowId: string, conversationId: string, limit?: number): Promise<MemoryEntry[]> {
     const n = memoryCount(limit, 'limit');
     if (n === 0) return [];
-    const doc = await this.memories.findOne({ _id: memoryKey(workflowId, conversationId) }, { projection: newest(n) });
-    return doc ? toEntries(conversationId, doc.lastSeq, doc.entries) : [];
+    const cursor = this.memories.find({ workflowId, conversationId }).sort({ seq: -1 });
+    const docs = await (n === Infinity ? cursor : cursor.limit(n)).toArray();
+    return docs.reverse().map(toEntry);
   }
 
   async listAll(workflowId: string, limit: number): Promise<MemoryEntry[]> {
     const n = memoryCount(limit, 'limit');
-    const out: MemoryEntry[] = [];
-    if (n === 0) return out;
-    const cursor = this.memories.find({ workflowId }, { sort: { conversationId: 1 }, projection: { conversationId: 1, lastSeq: 1, entries: 1 } });
-    try {
-      for await (const doc of cursor) {
-        out.push(...toEntries(doc.conversationId, doc.lastSeq, doc.entries).slice(0, n - out.length));
-        if (out.length >= n) break;
-      }
-    } finally {
-      await cursor.close();
-    }
-    return out;
+    if (n === 0) return [];
+    const cursor = this.memories.find({ workflowId }).sort({ conversationId: 1, seq: 1 });
+    const docs = await (n === Infinity ? cursor : cursor.limit(n)).toArray();
+    return docs.map(toEntry);
   }
 
   async delete(workflowId: string, conversationId: string): Promise<number> {
-    // the document stays with its lastSeq, so the conversation's seqs go on increasing
-    const before = await this.memories.findOneAndUpdate(
-      { _id: memoryKey(workflowId, conversationId) },
-      { $set: { entries: [] } },
-      { returnDocument: 'before', projection: { entries: 1 } },
-    );
-    return before?.entries.length ?? 0;
+    // the counter stays, so the conversation's seqs go on increasing
+    const { deletedCount } = await this.memories.deleteMany({ workflowId, conversationId });
+    return deletedCount;
   }
 
   async deleteWorkflow(workflowId: string): Promise<number> {
-    const [counted] = await this.memories
-      .aggregate<{ n: number }>([{ $match: { workflowId } }, { $group: { _id: null, n: { $sum: { $size: '$entries' } } } }])
-      .toArray();
-    await this.memories.deleteMany({ workflowId });
-    return counted?.n ?? 0;
+    const { deletedCount } = await this.memories.deleteMany({ workflowId });
+    await this.counters.deleteMany({ workflowId });
+    return deletedCount;
   }
 }

@@ -21,6 +21,7 @@ const CASCADE: readonly [string, string][] = [
   [COLLECTIONS.chatConversations, 'workflowId'],
   [COLLECTIONS.chatCodes, 'workflowId'],
   [COLLECTIONS.memories, 'workflowId'],
+  [COLLECTIONS.memoryCounters, 'workflowId'],
 ];
 const MAX_CAS_ATTEMPTS = 20;
 

@@ -223,7 +223,7 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, c
     trigger: run.trigger,
     // methods rather than arrow properties: see startTask in actors/block.ts (keepNames cost)
     bindCode(source: string) {
-      return bindCode(source, run.scope);
+      return bindCodeWithSecrets(source, run);
     },
     resolve(value: unknown) {
       return resolveValue(value, run.scope);
@@ -238,6 +238,18 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, c
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
   return ctx;
+}
+
+/**
+ * `{{NAME}}` in code reads the secret like anywhere in a config (SPEC §1.2), bound as a value
+ * as references are, never pasted as source; an unknown name is MISSING_SECRET (SPEC §6).
+ */
+function bindCodeWithSecrets(source: string, run: BlockRunInput): { source: string; bindings: Record<string, unknown> } {
+  if (!source.includes('{{')) return bindCode(source, run.scope);
+  for (const name of findSecretNames(source)) {
+    if (!run.secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
+  }
+  return bindCode(source, { ...run.scope, secrets: run.secrets });
 }
 
 /** The block's own `timeoutMs` bounds each attempt; the execution's signal bounds everything. */

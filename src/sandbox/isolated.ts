@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Context, Script } from 'isolated-vm';
 import { TroupeError, type ErrorCode } from '../errors.js';
-import { IsolatePool, SLEEP_GLOBAL, cancelled, hostSleep, type IsolateSlot } from './pool.js';
+import { IsolatePool, SLEEP_GLOBAL, cancelled, type IsolateSlot } from './pool.js';
 import { ARGS_GLOBAL, CODE_FILENAME, cachedRunnerSource, type RunnerKind } from './runner.js';
 import type { FunctionResult, Sandbox, SandboxLimits } from './types.js';
 
@@ -93,7 +93,7 @@ export class IsolatedVmSandbox implements Sandbox {
       // ~330 µs measured for set + run).
       context.global.setIgnored(ARGS_GLOBAL, bindingsJson);
       // queued the same way (a set awaited at context creation cost every call a round trip)
-      if (kind === 'function') context.global.setIgnored(SLEEP_GLOBAL, hostSleep);
+      if (kind === 'function') context.global.setIgnored(SLEEP_GLOBAL, slot.sleepRef);
       const run = script.run(context, { timeout: timeoutMs, promise: true, copy: true }) as unknown as Promise<string>;
       // The next call's context is queued right behind this run: the isolate builds it as soon as
       // the run ends, and the host pays the hand-off now, while it would wait anyway, not between

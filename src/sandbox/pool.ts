@@ -3,16 +3,13 @@ import { TroupeError } from '../errors.js';
 
 export const SLEEP_GLOBAL = '__troupeSleep';
 
+/** Longest wait a timer may ask for (setTimeout's own limit). */
+const MAX_SLEEP_MS = 2 ** 31 - 1;
 /**
- * The host's timer, handed to a function call's context as SLEEP_GLOBAL (the runner turns it
- * into setTimeout and removes it): the only host capability user code gets, and it can only
- * wait. Unref'd: a timer left pending when its call returned must not keep the process alive
- * (a CLI run would hang for its length); while the call runs, the call's own time-limit timer
- * keeps the process up.
+ * Isolates one pool may hold when calls sleep: past its size, a pool adds an isolate only while
+ * fewer than `size` of its calls are computing (the others wait on timers), up to this.
  */
-export const hostSleep = new ivm.Reference(
-  (ms: unknown) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(Math.max(0, Number(ms) || 0), 2 ** 31 - 1)).unref()),
-);
+const MAX_ISOLATES = 32;
 
 /** Compiled runner scripts kept per isolate: a block's code is compiled once, not per call. */
 const SCRIPT_CACHE_SIZE = 256;
@@ -27,8 +24,41 @@ export class IsolateSlot {
   /** a context created ahead of time, off the critical path of the next call */
   private spare: Promise<ivm.Context> | undefined;
   private readonly scripts = new Map<string, ivm.Script>();
+  /** the running call's pending timers */
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * The host's timer, handed to each function call's context as SLEEP_GLOBAL (the runner turns
+   * it into setTimeout and removes it): the only host capability user code gets, and it can only
+   * wait. Its timers are unref'd (a run's end does not wait for them) and cleared with the call.
+   */
+  readonly sleepRef = new ivm.Reference((ms: unknown) => this.sleep(ms));
+  /** told when the running call starts waiting on a timer (the pool may then add an isolate) */
+  onSleep: (() => void) | undefined;
 
   constructor(private readonly memoryMb: number) {}
+
+  /** The running call waits on a timer: its isolate's thread is free. */
+  get asleep(): boolean {
+    return this.timers.size > 0;
+  }
+
+  /** The call is over: timers it left pending never fire. */
+  endCall(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private sleep(ms: unknown): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, Math.min(Math.max(0, Number(ms) || 0), MAX_SLEEP_MS));
+      timer.unref();
+      this.timers.add(timer);
+      this.onSleep?.();
+    });
+  }
 
   /** The compiled script for this source, from the cache when the same code ran before. */
   async script(source: string, filename: string, lineOffset: number): Promise<ivm.Script> {
@@ -119,13 +149,19 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-/** A few isolates for one memory limit, created lazily, handed out one call at a time. */
+/**
+ * A few isolates for one memory limit, created lazily, handed out one call at a time. A call
+ * that waits on a timer keeps its isolate (its context lives there), so waiting calls would
+ * hold every slot and queue the rest, however idle the threads: past its size the pool adds
+ * isolates while fewer than `size` calls compute, so ready blocks run concurrently (SPEC §2).
+ */
 export class IsolatePool {
   private readonly idle: IsolateSlot[] = [];
   private readonly waiters: Waiter[] = [];
   private created = 0;
   private closed = false;
   private readonly slots: IsolateSlot[] = [];
+  private readonly busy = new Set<IsolateSlot>();
 
   constructor(
     private readonly memoryMb: number,
@@ -135,7 +171,10 @@ export class IsolatePool {
   acquire(signal?: AbortSignal): Promise<IsolateSlot> {
     if (this.closed) return Promise.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
     const slot = this.idle.pop() ?? this.create();
-    if (slot !== undefined) return Promise.resolve(slot);
+    if (slot !== undefined) {
+      this.busy.add(slot);
+      return Promise.resolve(slot);
+    }
     return new Promise<IsolateSlot>((resolve, reject) => {
       const onAbort = (): void => {
         const index = this.waiters.indexOf(waiter);
@@ -155,12 +194,15 @@ export class IsolatePool {
   }
 
   release(slot: IsolateSlot): void {
+    slot.endCall();
+    this.busy.delete(slot);
     if (this.closed) {
       slot.kill();
       return;
     }
     const waiter = this.waiters.shift();
     if (waiter !== undefined) {
+      this.busy.add(slot);
       waiter.resolve(slot);
       return;
     }
@@ -176,11 +218,29 @@ export class IsolatePool {
   }
 
   private create(): IsolateSlot | undefined {
-    if (this.created >= this.size) return undefined;
+    if (this.created >= MAX_ISOLATES) return undefined;
+    if (this.created >= this.size && this.computing() >= this.size) return undefined;
     this.created += 1;
     const slot = new IsolateSlot(this.memoryMb);
+    slot.onSleep = () => this.serveWaiters();
     this.slots.push(slot);
     return slot;
+  }
+
+  private computing(): number {
+    let n = 0;
+    for (const slot of this.busy) if (!slot.asleep) n += 1;
+    return n;
+  }
+
+  /** A call went to sleep: a queued call may now get an isolate of its own. */
+  private serveWaiters(): void {
+    while (this.waiters.length > 0 && !this.closed) {
+      const slot = this.create();
+      if (slot === undefined) return;
+      this.busy.add(slot);
+      this.waiters.shift()?.resolve(slot);
+    }
   }
 }
 

@@ -213,6 +213,25 @@ describe('sandbox/isolated', function () {
       expect((await failure(runaway)).code).to.equal('FUNCTION_TIMEOUT');
     });
 
+    it('runs calls that wait on timers side by side, past the pool size (SPEC §2: ready blocks run concurrently)', async () => {
+      const started = Date.now();
+      const waits = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => sandbox.runFunction('await new Promise((r) => setTimeout(r, 400)); return i;', { i }, { ...limits, timeoutMs: 5000 })),
+      );
+      expect(waits.map((w) => w.result)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
+      // queued two at a time (the pool's size) the eight waits would take four rounds, 1,600 ms
+      expect(Date.now() - started).to.be.below(1200);
+    });
+
+    it('keeps computing calls to the pool size while others sleep, and a sleeper does not hold a queued call', async () => {
+      const sleeper = sandbox.runFunction('await new Promise((r) => setTimeout(r, 600)); return "slept";', {}, { ...limits, timeoutMs: 5000 });
+      const started = Date.now();
+      const quick = await Promise.all([1, 2, 3, 4].map((n) => sandbox.runFunction('return n;', { n }, limits)));
+      expect(quick.map((q) => q.result)).to.deep.equal([1, 2, 3, 4]);
+      expect(Date.now() - started, 'the quick calls did not wait for the sleeper').to.be.below(500);
+      expect((await sleeper).result).to.equal('slept');
+    });
+
     it('runs many concurrent calls through a bounded pool', async () => {
       const results = await Promise.all(
         Array.from({ length: 40 }, (_, i) => sandbox.runFunction('await null; return i * i;', { i }, limits)),

@@ -23,6 +23,11 @@ export const ENV_KEYS = [
   'TROUPE_SMTP_FROM',
   'TROUPE_TRUST_PROXY',
   'TROUPE_BUS_PREFIX',
+  // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
 ] as const;
 
 export type EnvKey = (typeof ENV_KEYS)[number];

@@ -6,6 +6,7 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const optionalString = z.string().min(1).optional();
+const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'must be an http:// or https:// URL');
 
 /** Raw env → typed settings. Each key is an env var name so errors name the variable. */
 export const envSchema = z.object({
@@ -38,6 +39,10 @@ export const envSchema = z.object({
   TROUPE_SMTP_FROM: z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
   TROUPE_TRUST_PROXY: int(0, 10).default(0),
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: httpUrl.optional(),
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: httpUrl.optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -67,7 +67,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     hostMaxInflight: config.hostMaxInflight,
   });
   // language models go through the same address policy as the API block
-  const models = createModelClient({ allowPrivateNetwork: config.allowPrivateNetwork, allowHosts: config.allowHosts });
+  const models = createModelClient({ allowPrivateNetwork: config.allowPrivateNetwork, allowHosts: config.allowHosts, defaults: config.models });
   const services: BlockServices = {
     sandbox,
     clock: systemClock,

@@ -10,8 +10,6 @@ import type { BlockRunContext } from './types.js';
  * `baseUrl` points an OpenAI-compatible setting at another server (Ollama, vLLM, a gateway).
  * The key is usually a secret: `"apiKey": "{{OPENAI_API_KEY}}"`.
  */
-export const OPENAI_DEFAULT_URL = 'https://api.openai.com/v1';
-export const ANTHROPIC_DEFAULT_URL = 'https://api.anthropic.com';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** Judged once its references are filled in: at save a URL made of them is taken as it is. */
@@ -59,13 +57,10 @@ export function providerOf(settings: Pick<ModelSettings, 'model' | 'provider'>):
 /** The request fields every call of a block shares. */
 export function baseRequest(settings: ModelSettings): Omit<ModelRequest, 'messages'> {
   const provider = providerOf(settings);
-  const request: Omit<ModelRequest, 'messages'> = {
-    provider,
-    baseUrl: settings.baseUrl ?? settings.baseURL ?? (provider === 'anthropic' ? ANTHROPIC_DEFAULT_URL : OPENAI_DEFAULT_URL),
-    model: settings.model,
-    timeoutMs: settings.timeoutMs,
-    retries: settings.retries,
-  };
+  const request: Omit<ModelRequest, 'messages'> = { provider, model: settings.model, timeoutMs: settings.timeoutMs, retries: settings.retries };
+  // absent: the process's default server for the provider, with its key (providers/index.ts)
+  const baseUrl = settings.baseUrl ?? settings.baseURL;
+  if (baseUrl !== undefined) request.baseUrl = baseUrl;
   if (settings.apiKey !== undefined && settings.apiKey !== '') request.apiKey = settings.apiKey;
   if (settings.temperature !== undefined) {
     if (provider === 'anthropic' && settings.temperature > 1) {

@@ -16,7 +16,7 @@ const API_VERSION = '2023-06-01';
 const DEFAULT_MAX_TOKENS = 4096;
 const ANSWER_LIMIT = 16 * 1024 * 1024;
 
-export async function completeAnthropic(transport: ProviderTransport, request: ModelRequest, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
+export async function completeAnthropic(transport: ProviderTransport, request: ModelRequest & { baseUrl: string }, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
   const headers: Record<string, string> = { 'anthropic-version': API_VERSION, accept: onToken ? 'text/event-stream' : 'application/json' };
   if (request.apiKey !== undefined && request.apiKey !== '') headers['x-api-key'] = request.apiKey;
   let emitted = false;
@@ -24,7 +24,7 @@ export async function completeAnthropic(transport: ProviderTransport, request: M
     emitted = true;
     onToken(text);
   };
-  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the Anthropic API', emitted: () => emitted };
+  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the Anthropic API', emitted: () => emitted, apiKey: request.apiKey };
   const url = joinUrl(request.baseUrl.replace(/\/v1\/?$/, ''), 'v1/messages');
   const raw = await transport.postJson(url, headers, requestBody(request, onToken !== undefined), options, (res) =>
     sink ? readStreamed(res, request, sink) : readWhole(res, request),

@@ -12,7 +12,7 @@ import type { ModelAnswer, ModelRequest, ModelTurn, ToolCall } from './types.js'
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const ANSWER_LIMIT = 16 * 1024 * 1024;
 
-export async function completeOpenAi(transport: ProviderTransport, request: ModelRequest, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
+export async function completeOpenAi(transport: ProviderTransport, request: ModelRequest & { baseUrl: string }, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
   const headers: Record<string, string> = { accept: onToken ? 'text/event-stream' : 'application/json' };
   if (request.apiKey !== undefined && request.apiKey !== '') headers['authorization'] = `Bearer ${request.apiKey}`;
   const body = requestBody(request, onToken !== undefined);
@@ -21,7 +21,7 @@ export async function completeOpenAi(transport: ProviderTransport, request: Mode
     emitted = true;
     onToken(text);
   };
-  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the OpenAI-compatible API', emitted: () => emitted };
+  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the OpenAI-compatible API', emitted: () => emitted, apiKey: request.apiKey };
   const url = joinUrl(request.baseUrl, 'chat/completions');
   return transport.postJson(url, headers, body, options, (res) => (sink ? readStreamed(res, request, sink) : readWhole(res, request)));
 }

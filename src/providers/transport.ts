@@ -31,6 +31,8 @@ export interface PostOptions {
   provider: string;
   /** whether any of the answer went out already (streamed tokens): then a failure is final */
   emitted?: () => boolean;
+  /** the key sent: hidden in a provider's error message that quotes it (a process default is no run secret) */
+  apiKey?: string | undefined;
 }
 
 const RETRY_BASE_MS = 500;
@@ -124,7 +126,8 @@ export class ProviderTransport {
   private async refused(res: IncomingMessage, options: PostOptions, attempt: number): Promise<{ kind: 'retry'; error: TroupeError; waitMs: number | null }> {
     const status = res.statusCode ?? 0;
     const text = await readLimited(res, ERROR_BODY_LIMIT);
-    const error = new TroupeError('MODEL_ERROR', `${options.provider} answered ${status}: ${providerMessage(text)}`, { details: { status } });
+    const said = hidden(providerMessage(text), options.apiKey);
+    const error = new TroupeError('MODEL_ERROR', `${options.provider} answered ${status}: ${said}`, { details: { status } });
     if (status === 429) {
       const header = res.headers['retry-after'];
       const after = parseRetryAfter(Array.isArray(header) ? header[0] : header, this.clock.now());
@@ -199,4 +202,8 @@ function providerMessage(text: string): string {
 function withAttempts(error: TroupeError, attempts: number): TroupeError {
   const details = error.details !== null && typeof error.details === 'object' ? error.details : {};
   return new TroupeError(error.code, error.message, { details: { ...details, attempts }, cause: error.cause ?? error, retryable: error.retryable });
+}
+
+function hidden(text: string, secret: string | undefined): string {
+  return secret === undefined || secret.length < 4 ? text : text.split(secret).join('***');
 }

@@ -26,8 +26,8 @@ export type ModelTurn =
 
 export interface ModelRequest {
   provider: ProviderName;
-  /** e.g. https://api.openai.com/v1 or https://api.anthropic.com */
-  baseUrl: string;
+  /** e.g. https://api.openai.com/v1 or https://api.anthropic.com; absent: the process's default */
+  baseUrl?: string;
   apiKey?: string;
   model: string;
   system?: string;

@@ -14,10 +14,15 @@ describe('config: loadConfig', () => {
     expect(c).to.deep.include({ smtpUrl: 'smtp://mail.example.com:587', smtpFrom: 'Help <help@example.com>', trustProxy: 1, chatHost: 'chat.example.com' });
   });
 
+  it('reads the model providers\' own variables as agent defaults', () => {
+    const c = loadConfig({ OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', ANTHROPIC_API_KEY: 'sk-ant-2' });
+    expect(c.models).to.deep.equal({ openai: { apiKey: 'sk-1', baseUrl: 'http://127.0.0.1:11434/v1' }, anthropic: { apiKey: 'sk-ant-2', baseUrl: undefined } });
+  });
+
   it('refuses bad values, naming each variable', () => {
-    const bad = { TROUPE_CHAT_HOST: 'http://chat.example.com:3000', TROUPE_SMTP_FROM: 'not an address', TROUPE_TRUST_PROXY: '-1', TROUPE_PORT: 'x' };
+    const bad = { TROUPE_CHAT_HOST: 'http://chat.example.com:3000', TROUPE_SMTP_FROM: 'not an address', TROUPE_TRUST_PROXY: '-1', TROUPE_PORT: 'x', OPENAI_BASE_URL: 'api.openai.com' };
     expect(() => loadConfig(bad)).to.throw(ConfigError).that.satisfies((e: Error) =>
-      ['TROUPE_CHAT_HOST', 'TROUPE_SMTP_FROM', 'TROUPE_TRUST_PROXY', 'TROUPE_PORT'].every((k) => e.message.includes(k)),
+      ['TROUPE_CHAT_HOST', 'TROUPE_SMTP_FROM', 'TROUPE_TRUST_PROXY', 'TROUPE_PORT', 'OPENAI_BASE_URL'].every((k) => e.message.includes(k)),
     );
   });
 });

@@ -191,3 +191,43 @@ describe('model providers: what real servers do', function () {
     expect(llm.connections() - before).to.be.at.most(1);
   });
 });
+
+describe('model providers: process defaults (OPENAI_* / ANTHROPIC_* variables)', function () {
+  this.timeout(15_000);
+  let llm: MockLlm;
+  let client: ReturnType<typeof createModelClient>;
+  const signal = new AbortController().signal;
+  before(async () => {
+    llm = await startMockLlm();
+    client = createModelClient({
+      allowPrivateNetwork: true,
+      allowHosts: [],
+      defaults: { openai: { apiKey: 'sk-process-key', baseUrl: llm.openaiUrl }, anthropic: { apiKey: 'sk-ant-process', baseUrl: llm.anthropicUrl } },
+    });
+  });
+  after(async () => {
+    client.close();
+    await llm.close();
+  });
+  beforeEach(() => llm.reset());
+  const base = { messages: [{ role: 'user' as const, content: 'hi' }], timeoutMs: 5000, retries: 0 };
+
+  it('a request naming no server goes to the default one with the process key', async () => {
+    await client.complete({ ...base, provider: 'openai', model: 'gpt-test' }, signal);
+    await client.complete({ ...base, provider: 'anthropic', model: 'claude-test' }, signal);
+    expect(llm.requests[0]!.headers['authorization']).to.equal('Bearer sk-process-key');
+    expect(llm.requests[1]!.headers['x-api-key']).to.equal('sk-ant-process');
+  });
+
+  it('a request naming its own server never gets the process key', async () => {
+    await client.complete({ ...base, provider: 'openai', model: 'gpt-test', baseUrl: llm.openaiUrl }, signal);
+    expect(llm.requests[0]!.headers['authorization']).to.equal(undefined);
+  });
+
+  it('hides the key in a provider error that quotes it', async () => {
+    llm.script({ status: 401, errorMessage: 'Incorrect API key provided: sk-process-key.' });
+    const err = (await client.complete({ ...base, provider: 'openai', model: 'gpt-test' }, signal).catch((e: unknown) => e)) as TroupeError;
+    expect(err.message).to.contain('Incorrect API key provided: ***.');
+    expect(err.message).not.to.contain('sk-process-key');
+  });
+});

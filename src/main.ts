@@ -81,7 +81,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
   // requeue-aware: restart recovery runs a queued execution again under its own id
   const executions = requeueAwareExecutions(store.executions);
   const engine = new TrackedEngine(
-    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs },
+    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config) },
     options.onError,
   );
   return {
@@ -99,4 +99,9 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
       await store.close();
     },
   };
+}
+
+/** The model keys the process holds itself: redacted in every execution, like a secret it uses. */
+function processKeys(config: Readonly<Config>): string[] {
+  return [config.models.openai.apiKey, config.models.anthropic.apiKey].filter((k): k is string => k !== undefined && k.length >= 4);
 }

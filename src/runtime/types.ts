@@ -18,6 +18,11 @@ export interface RuntimeDeps {
   busPrefix: string;
   executionTimeoutMs: number;
   newId?: () => string;
+  /**
+   * Values every execution redacts as it redacts its secrets, though no `{{NAME}}` reads them:
+   * the process's own model keys (OPENAI_API_KEY, ...), which a model could repeat.
+   */
+  redact?: readonly string[];
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';

@@ -33,3 +33,23 @@ describe('{{NAME}} in function code and expressions (SPEC §1.2, §6)', () => {
     expect(result.error).to.include({ code: 'MISSING_SECRET', blockId: 'f' });
   });
 });
+
+describe('the process\'s own model keys are redacted in every execution', () => {
+  const bus = new MemoryBus();
+  const engine = testEngine(bus, { redact: ['sk-env-openai-777'] });
+  after(() => bus.close());
+
+  it('hides them in outputs and streamed text, and no {{NAME}} can read them', async () => {
+    const doc = wf(
+      [['start', 'starter'], ['f', 'function', { code: 'return "model said " + <start.k>' }], ['talk', 'talk', { text: 'key: <start.k> end' }]],
+      [['start', 'f'], ['f', 'talk']],
+    );
+    const { events } = await runWorkflow(engine, doc, { k: 'sk-env-openai-777' });
+    expect(events.filter((e) => e.type === 'chunk').map((e) => (e.data as { text: string }).text).join('')).to.equal('key: *** end');
+    const text = JSON.stringify(events);
+    expect(text).not.to.contain('sk-env-openai-777');
+    expect(text).to.contain('model said ***');
+    const probe = await runWorkflow(engine, wf([['start', 'starter'], ['f', 'function', { code: 'return "{{process:0}}"' }]], [['start', 'f']]));
+    expect(probe.result.output).to.deep.equal({ result: '{{process:0}}', stdout: '' });
+  });
+});

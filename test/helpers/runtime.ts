@@ -105,6 +105,7 @@ export interface TestEngineOptions {
   functionMemoryMb?: number;
   models?: BlockServices['models'];
   memory?: BlockServices['memory'];
+  redact?: string[];
 }
 
 export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
@@ -123,6 +124,7 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
     secrets,
     ...(opts.executions ? { executions: opts.executions } : {}),
     busPrefix: 'troupetest',
+    ...(opts.redact ? { redact: opts.redact } : {}),
     executionTimeoutMs: opts.executionTimeoutMs ?? 20_000,
   });
 }

@@ -34,7 +34,7 @@ export async function chooseRoute(ctx: BlockRunContext<unknown>, config: RouterL
     return { selectedRoute: config.default, reasoning: `the model's answer named no route; took the default route '${config.default}'` };
   }
   if (picked === null) {
-    throw new TroupeError('NO_ROUTE', `the model's answer names no route (routes: ${ids.join(', ')})`, { details: { answer: answer.content.slice(0, 500) } });
+    throw new TroupeError('NO_ROUTE', `the model's answer names no single route (routes: ${ids.join(', ')})`, { details: { answer: answer.content.slice(0, 500) } });
   }
   return { selectedRoute: picked.route, reasoning: picked.reasoning };
 }

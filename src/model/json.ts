@@ -43,3 +43,25 @@ export function mapStrings(value: unknown, map: (text: string) => unknown, mapKe
   }
   return value;
 }
+
+/**
+ * How deep JSON data may nest. Far beyond what real documents need, and well inside what the
+ * recursive walks over data (references, redaction, serialisation) can take before the stack
+ * runs out: deeper input is refused where it enters (request bodies, function results, model
+ * answers).
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Whether a parsed JSON value nests deeper than `max` arrays/objects (iterative: no stack to overflow). */
+export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(item as Record<string, unknown>)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

@@ -40,7 +40,7 @@ export const scheduleTriggerSchema = z.object({
   id: idSchema,
   cron: z.string(),
   timezone: z.string().optional(),
-  input: z.unknown().optional(),
+  input: z.record(z.string(), z.unknown(), 'a schedule input is an object').optional(),
   overlap: z.enum(['skip', 'allow']).optional(),
   catchUp: z.enum(['none', 'last']).optional(),
 });
@@ -56,14 +56,21 @@ export const webhookTriggerSchema = z.object({
 
 export const triggerSchema = z.discriminatedUnion('type', [scheduleTriggerSchema, webhookTriggerSchema]);
 
+/**
+ * Far beyond real workflows (tens of blocks), and inside what the graph walks take: a chain of
+ * about 5,000 blocks ran them out of stack.
+ */
+export const MAX_BLOCKS = 2000;
+export const MAX_CONNECTIONS = 10_000;
+
 /** The top level alone: elements are checked one by one so every broken one is reported. */
 export const workflowShellSchema = z.object({
   id: idSchema.optional(),
   name: z.string().refine((s) => s.trim().length > 0, 'name must not be empty'),
   description: z.string().optional(),
   variables: z.record(z.string(), z.unknown()).optional(),
-  blocks: z.array(z.unknown()),
-  connections: z.array(z.unknown()).default([]),
+  blocks: z.array(z.unknown()).max(MAX_BLOCKS, `a workflow has at most ${MAX_BLOCKS} blocks`),
+  connections: z.array(z.unknown()).max(MAX_CONNECTIONS, `a workflow has at most ${MAX_CONNECTIONS} connections`).default([]),
   triggers: z.array(z.unknown()).optional(),
 });
 

@@ -2,6 +2,7 @@
  * Request body encoding and response body decoding (SPEC §3 body and `data` rules).
  */
 import { TextDecoder } from 'node:util';
+import { nestsDeeperThan } from '../model/json.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -102,7 +103,9 @@ export function decodeResponseBody(bytes: Buffer, contentType: string | undefine
   const text = decodeText(bytes, contentType);
   if (!isJsonContentType(contentType) || text.trim() === '') return text;
   try {
-    return JSON.parse(text) as unknown;
+    const parsed = JSON.parse(text) as unknown;
+    // nested past what the walks over outputs can take: kept as the text it came as
+    return nestsDeeperThan(parsed) ? text : parsed;
   } catch {
     return text;
   }

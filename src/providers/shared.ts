@@ -1,3 +1,5 @@
+import { nestsDeeperThan } from '../model/json.js';
+
 /** `{base}/{path}` whatever slashes the configured base URL ends with. */
 export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path}`;
@@ -7,7 +9,8 @@ export function joinUrl(base: string, path: string): string {
 export function parseArguments(text: string): unknown {
   if (text.trim() === '') return {};
   try {
-    return JSON.parse(text) as unknown;
+    const parsed = JSON.parse(text) as unknown;
+    return nestsDeeperThan(parsed) ? text : parsed;
   } catch {
     return text;
   }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Context, Script } from 'isolated-vm';
 import { TroupeError, type ErrorCode } from '../errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../model/json.js';
 import { IsolatePool, SLEEP_GLOBAL, cancelled, type IsolateSlot } from './pool.js';
 import { ARGS_GLOBAL, CODE_FILENAME, cachedRunnerSource, type RunnerKind } from './runner.js';
 import type { FunctionResult, Sandbox, SandboxLimits } from './types.js';
@@ -174,6 +175,10 @@ function serializeBindings(kind: Kind, bindings: Record<string, unknown>): strin
 }
 
 function unwrap(kind: Kind, envelope: Envelope, code: string): Envelope {
+  if (envelope.e === undefined && nestsDeeperThan(envelope.r)) {
+    // the walks over outputs (references, redaction, records) would run out of stack
+    throw new TroupeError(userErrorCode(kind), `the result nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   if (envelope.e === undefined) return envelope;
   const { name, message } = envelope.e;
   const line = userLine(envelope.e.line, code);

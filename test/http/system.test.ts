@@ -103,6 +103,43 @@ describe('http: service routes', () => {
     expect([missing.status, missing.body.error.code]).to.deep.equal([404, 'NOT_FOUND']);
     const method = await h.http.patch('/api/workflows').set(auth);
     expect([method.status, method.body.error.code]).to.deep.equal([405, 'METHOD_NOT_ALLOWED']);
+    // a method the router does not know at all gets the same, not a bare 501
+    const unknown = await h.http.trace('/api/workflows').set(auth);
+    expect([unknown.status, unknown.body.error?.code]).to.deep.equal([405, 'METHOD_NOT_ALLOWED']);
+  });
+
+  it('refuses JSON nested past 100 levels (400 INVALID_JSON) where it enters, and too many blocks (422)', async () => {
+    // JSON text built by hand: JSON.stringify itself runs out of stack on such values
+    const deep = (n: number): string => `${'['.repeat(n)}"leaf"${']'.repeat(n)}`;
+    const { key } = await deployed(h, echoWorkflow('e'));
+    const send = (path: string, text: string, headers: Record<string, string>) => h.http.post(path).set(headers).set('Content-Type', 'application/json').send(text);
+    const exec = await send('/api/workflows/e/execute', `{"input":{"city":"x","deep":${deep(5000)}}}`, { 'X-API-Key': key });
+    expect([exec.status, exec.body.error?.code]).to.deep.equal([400, 'INVALID_JSON']);
+    const fine = await send('/api/workflows/e/execute', `{"input":{"city":"x","deep":${deep(50)}}}`, { 'X-API-Key': key });
+    expect(fine.status).to.equal(201);
+    const doc = await send('/api/workflows', `{"name":"deep","variables":{"v":${deep(200)}},"blocks":[{"id":"start","type":"starter","name":"Start","config":{}}]}`, auth);
+    expect([doc.status, doc.body.error?.code]).to.deep.equal([400, 'INVALID_JSON']);
+    const blocks = [{ id: 'start', type: 'starter', name: 'Start', config: {} }, ...Array.from({ length: 2000 }, (_, i) => ({ id: `b${i}`, type: 'function', name: `B${i}`, config: { code: 'return 1' } }))];
+    const big = await h.http.post('/api/workflows').set(auth).send({ name: 'big', blocks, connections: [] });
+    expect(big.status).to.equal(422);
+    expect(JSON.stringify(big.body.error.details)).to.contain('at most 2000 blocks');
+  });
+
+  it('fails a function whose result nests past 100 levels with FUNCTION_ERROR, not an internal error', async () => {
+    const doc = {
+      id: 'nest',
+      name: 'nest',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'f', type: 'function', name: 'F', config: { code: 'let v = 1; for (let i = 0; i < 5000; i++) v = [v]; return v;' } },
+      ],
+      connections: [{ from: 'start', to: 'f' }],
+    };
+    const { key } = await deployed(h, doc);
+    const res = await h.http.post('/api/workflows/nest/execute').set('X-API-Key', key).send({});
+    expect(res.status).to.equal(500);
+    expect(res.body.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'f' });
+    expect(res.body.error.message).to.contain('deeper than 100');
   });
 
   it('never leaks internal error messages: 500 INTERNAL, store failures 503 STORE_ERROR', async () => {

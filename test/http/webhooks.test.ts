@@ -82,6 +82,14 @@ describe('http: webhooks', () => {
     expect((rec.input as { body: unknown }).body).to.deep.equal({ echo: '***' });
   });
 
+  it('a signed body nested past 100 levels gets 400 INVALID_JSON (the sender would retry a 5xx forever)', async () => {
+    await deploy(h, hookWorkflow('g', { path: 'p' }));
+    const body = `{"deep":${'['.repeat(5000)}1${']'.repeat(5000)}}`;
+    const res = await post(h, 'p', body, signed('generic', body)).expect(400);
+    expect(res.body.error.code).to.equal('INVALID_JSON');
+    expect(await h.store.webhooks.listPending(new Date(Date.now() + 1000).toISOString(), 10)).to.have.length(0);
+  });
+
   it('a bad or missing signature gets 401 and starts nothing', async () => {
     await deploy(h, hookWorkflow('g', { path: 'p' }));
     const body = '{"a":1}';

@@ -267,6 +267,10 @@ describe('model/validateWorkflow', () => {
       expectOnly(withTriggers([{ id: 't', type: 'schedule', cron: '61 * * * *' }]), '/triggers/0/cron', /outside 0-59/);
       expectOnly(withTriggers([{ id: 't', type: 'schedule', cron: '* * *' }]), '/triggers/0/cron', /5 fields/);
     });
+    it('rejects a schedule input that is not an object', () => {
+      expectOnly(withTriggers([{ id: 't', type: 'schedule', cron: '0 3 * * *', input: 'str' }]), '/triggers/0/input', /object/);
+      expectOnly(withTriggers([{ id: 't', type: 'schedule', cron: '0 3 * * *', input: [1] }]), '/triggers/0/input', /object/);
+    });
     it('rejects an unknown time zone', () => {
       expectOnly(withTriggers([{ id: 't', type: 'schedule', cron: '0 3 * * *', timezone: 'Mars/Olympus' }]), '/triggers/0/timezone');
     });

@@ -77,7 +77,8 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 405 && ctx.body == null) {
+      // 501 is the router's answer to a method it does not know at all (TRACE, PROPFIND)
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
         ctx.status = 405;
         ctx.body = errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
       } else if (ctx.status === 404 && ctx.body == null) {

@@ -119,10 +119,10 @@ describe('http: service routes', () => {
     expect(fine.status).to.equal(201);
     const doc = await send('/api/workflows', `{"name":"deep","variables":{"v":${deep(200)}},"blocks":[{"id":"start","type":"starter","name":"Start","config":{}}]}`, auth);
     expect([doc.status, doc.body.error?.code]).to.deep.equal([400, 'INVALID_JSON']);
-    const blocks = [{ id: 'start', type: 'starter', name: 'Start', config: {} }, ...Array.from({ length: 2000 }, (_, i) => ({ id: `b${i}`, type: 'function', name: `B${i}`, config: { code: 'return 1' } }))];
+    const blocks = [{ id: 'start', type: 'starter', name: 'Start', config: {} }, ...Array.from({ length: 1000 }, (_, i) => ({ id: `b${i}`, type: 'function', name: `B${i}`, config: { code: 'return 1' } }))];
     const big = await h.http.post('/api/workflows').set(auth).send({ name: 'big', blocks, connections: [] });
     expect(big.status).to.equal(422);
-    expect(JSON.stringify(big.body.error.details)).to.contain('at most 2000 blocks');
+    expect(JSON.stringify(big.body.error.details)).to.contain('at most 1000 blocks');
   });
 
   it('fails a function whose result nests past 100 levels with FUNCTION_ERROR, not an internal error', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../model/json.js';
+import { MAX_JSON_DEPTH, jsonTextNestsTooDeep } from '../model/json.js';
 import { isPlainObject } from './schemas.js';
 
 /**
@@ -47,7 +47,7 @@ export function structuredFields(content: string, schema: Record<string, unknown
     throw new TroupeError('INVALID_MODEL_OUTPUT', 'the model was asked for JSON and answered with text that is not JSON', { details: { content: content.slice(0, 500) } });
   }
   if (!isPlainObject(parsed)) throw new TroupeError('INVALID_MODEL_OUTPUT', 'the model was asked for a JSON object and answered with another value');
-  if (nestsDeeperThan(parsed)) throw new TroupeError('INVALID_MODEL_OUTPUT', `the model's answer nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonTextNestsTooDeep(content, parsed)) throw new TroupeError('INVALID_MODEL_OUTPUT', `the model's answer nests deeper than ${MAX_JSON_DEPTH} levels`);
   const problems = schemaProblems(parsed, schema);
   if (problems.length > 0) {
     throw new TroupeError('INVALID_MODEL_OUTPUT', `the model's answer does not match the response format: ${problems.join('; ')}`, { details: { issues: problems } });

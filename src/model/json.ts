@@ -52,6 +52,15 @@ export function mapStrings(value: unknown, map: (text: string) => unknown, mapKe
  */
 export const MAX_JSON_DEPTH = 100;
 
+/**
+ * Whether JSON parsed from `text` nests deeper than MAX_JSON_DEPTH. Each level takes an opening
+ * and a closing bracket, so a short text (request bodies, most results) is judged by its length
+ * without walking the value.
+ */
+export function jsonTextNestsTooDeep(text: string, value: unknown): boolean {
+  return text.length >= 2 * (MAX_JSON_DEPTH + 1) && nestsDeeperThan(value);
+}
+
 /** Whether a parsed JSON value nests deeper than `max` arrays/objects (iterative: no stack to overflow). */
 export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
   const stack: Array<[unknown, number]> = [[value, 0]];

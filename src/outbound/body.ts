@@ -2,7 +2,7 @@
  * Request body encoding and response body decoding (SPEC §3 body and `data` rules).
  */
 import { TextDecoder } from 'node:util';
-import { nestsDeeperThan } from '../model/json.js';
+import { jsonTextNestsTooDeep } from '../model/json.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -105,7 +105,7 @@ export function decodeResponseBody(bytes: Buffer, contentType: string | undefine
   try {
     const parsed = JSON.parse(text) as unknown;
     // nested past what the walks over outputs can take: kept as the text it came as
-    return nestsDeeperThan(parsed) ? text : parsed;
+    return jsonTextNestsTooDeep(text, parsed) ? text : parsed;
   } catch {
     return text;
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { TroupeError } from '../errors.js';
-import { joinUrl, parseArguments, streamKind } from './shared.js';
+import { joinUrl, parseArguments, readStreamedAnswer } from './shared.js';
 import { readSse } from './sse.js';
 import { readLimited, type ProviderTransport } from './transport.js';
 import type { ModelAnswer, ModelRequest, ModelTurn, ToolCall } from './types.js';
@@ -15,34 +15,19 @@ export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
 const DEFAULT_MAX_TOKENS = 4096;
 const ANSWER_LIMIT = 16 * 1024 * 1024;
+const PROVIDER = 'the Anthropic API';
 
 export async function completeAnthropic(transport: ProviderTransport, request: ModelRequest & { baseUrl: string }, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
   const headers: Record<string, string> = { 'anthropic-version': API_VERSION, accept: onToken ? 'text/event-stream' : 'application/json' };
   if (request.apiKey !== undefined && request.apiKey !== '') headers['x-api-key'] = request.apiKey;
-  let emitted = false;
-  const sink = onToken === undefined ? undefined : (text: string): void => {
-    emitted = true;
-    onToken(text);
-  };
-  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the Anthropic API', emitted: () => emitted, apiKey: request.apiKey };
+  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: PROVIDER, onToken, apiKey: request.apiKey };
   const url = joinUrl(request.baseUrl.replace(/\/v1\/?$/, ''), 'v1/messages');
-  const raw = await transport.postJson(url, headers, requestBody(request, onToken !== undefined), options, (res) =>
-    sink ? readStreamed(res, request, sink) : readWhole(res, request),
+  const raw = await transport.postJson(url, headers, requestBody(request, onToken !== undefined), options, (res, sink) =>
+    sink === undefined
+      ? readWhole(res, request)
+      : readStreamedAnswer(res, PROVIDER, sink, { stream: () => readStream(res, request, sink), whole: () => readWhole(res, request), text: (a) => a.text }),
   );
   return fromRaw(raw, request);
-}
-
-/** A server that ignored `stream` and answered whole is read whole, its text one token. */
-async function readStreamed(res: IncomingMessage, request: ModelRequest, onToken: (text: string) => void): Promise<RawAnswer> {
-  const kind = streamKind(res.headers['content-type']);
-  if (kind === 'sse') return readStream(res, request, onToken);
-  if (kind === 'other') {
-    res.resume();
-    throw new TroupeError('MODEL_ERROR', `the Anthropic API answered a streamed call with ${res.headers['content-type'] ?? 'no content type'}`);
-  }
-  const raw = await readWhole(res, request);
-  if (raw.text !== '') onToken(raw.text);
-  return raw;
 }
 
 function requestBody(request: ModelRequest, stream: boolean): Record<string, unknown> {

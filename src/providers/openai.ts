@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { TroupeError } from '../errors.js';
-import { joinUrl, parseArguments, streamKind } from './shared.js';
+import { joinUrl, parseArguments, readStreamedAnswer } from './shared.js';
 import { readSse } from './sse.js';
 import { readLimited, type ProviderTransport } from './transport.js';
 import type { ModelAnswer, ModelRequest, ModelTurn, ToolCall } from './types.js';
@@ -11,32 +11,19 @@ import type { ModelAnswer, ModelRequest, ModelTurn, ToolCall } from './types.js'
  */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const ANSWER_LIMIT = 16 * 1024 * 1024;
+const PROVIDER = 'the OpenAI-compatible API';
 
 export async function completeOpenAi(transport: ProviderTransport, request: ModelRequest & { baseUrl: string }, signal: AbortSignal, onToken?: (text: string) => void): Promise<ModelAnswer> {
   const headers: Record<string, string> = { accept: onToken ? 'text/event-stream' : 'application/json' };
   if (request.apiKey !== undefined && request.apiKey !== '') headers['authorization'] = `Bearer ${request.apiKey}`;
   const body = requestBody(request, onToken !== undefined);
-  let emitted = false;
-  const sink = onToken === undefined ? undefined : (text: string): void => {
-    emitted = true;
-    onToken(text);
-  };
-  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: 'the OpenAI-compatible API', emitted: () => emitted, apiKey: request.apiKey };
+  const options = { timeoutMs: request.timeoutMs, retries: request.retries, signal, provider: PROVIDER, onToken, apiKey: request.apiKey };
   const url = joinUrl(request.baseUrl, 'chat/completions');
-  return transport.postJson(url, headers, body, options, (res) => (sink ? readStreamed(res, request, sink) : readWhole(res, request)));
-}
-
-/** A server that ignored `stream` and answered whole is read whole, its text one token. */
-async function readStreamed(res: IncomingMessage, request: ModelRequest, onToken: (text: string) => void): Promise<ModelAnswer> {
-  const kind = streamKind(res.headers['content-type']);
-  if (kind === 'sse') return readStream(res, request, onToken);
-  if (kind === 'other') {
-    res.resume();
-    throw new TroupeError('MODEL_ERROR', `the OpenAI-compatible API answered a streamed call with ${res.headers['content-type'] ?? 'no content type'}`);
-  }
-  const answer = await readWhole(res, request);
-  if (answer.content !== '') onToken(answer.content);
-  return answer;
+  return transport.postJson(url, headers, body, options, (res, sink) =>
+    sink === undefined
+      ? readWhole(res, request)
+      : readStreamedAnswer(res, PROVIDER, sink, { stream: () => readStream(res, request, sink), whole: () => readWhole(res, request), text: (a) => a.content }),
+  );
 }
 
 function requestBody(request: ModelRequest, stream: boolean): Record<string, unknown> {

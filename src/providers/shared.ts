@@ -1,4 +1,6 @@
-import { nestsDeeperThan } from '../model/json.js';
+import type { IncomingMessage } from 'node:http';
+import { TroupeError } from '../errors.js';
+import { jsonTextNestsTooDeep } from '../model/json.js';
 
 /** `{base}/{path}` whatever slashes the configured base URL ends with. */
 export function joinUrl(base: string, path: string): string {
@@ -10,7 +12,7 @@ export function parseArguments(text: string): unknown {
   if (text.trim() === '') return {};
   try {
     const parsed = JSON.parse(text) as unknown;
-    return nestsDeeperThan(parsed) ? text : parsed;
+    return jsonTextNestsTooDeep(text, parsed) ? text : parsed;
   } catch {
     return text;
   }
@@ -22,4 +24,26 @@ export function streamKind(contentType: string | undefined): 'sse' | 'json' | 'o
   if (type.includes('text/event-stream')) return 'sse';
   if (type.includes('json')) return 'json';
   return 'other';
+}
+
+/**
+ * A streamed call's answer: SSE as asked; whole JSON from a server that ignored `stream`, read
+ * whole and its text sent as one token; anything else is MODEL_ERROR.
+ */
+export async function readStreamedAnswer<T>(
+  res: IncomingMessage,
+  provider: string,
+  sink: (text: string) => void,
+  reads: { stream(): Promise<T>; whole(): Promise<T>; text(answer: T): string },
+): Promise<T> {
+  const kind = streamKind(res.headers['content-type']);
+  if (kind === 'sse') return reads.stream();
+  if (kind === 'other') {
+    res.resume();
+    throw new TroupeError('MODEL_ERROR', `${provider} answered a streamed call with ${res.headers['content-type'] ?? 'no content type'}`);
+  }
+  const answer = await reads.whole();
+  const text = reads.text(answer);
+  if (text !== '') sink(text);
+  return answer;
 }

@@ -29,8 +29,8 @@ export interface PostOptions {
   signal: AbortSignal;
   /** names the provider in error messages */
   provider: string;
-  /** whether any of the answer went out already (streamed tokens): then a failure is final */
-  emitted?: () => boolean;
+  /** hears the answer's text as it streams; once any went out, a failure is final (no retry) */
+  onToken?: ((text: string) => void) | undefined;
   /** the key sent: hidden in a provider's error message that quotes it (a process default is no run secret) */
   apiKey?: string | undefined;
 }
@@ -40,6 +40,14 @@ const RETRY_MAX_MS = 8_000;
 /** a Retry-After longer than this ends the call instead of holding the block */
 const RETRY_AFTER_LIMIT_MS = 30_000;
 const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** Reads a 2xx answer; `sink` is the caller's onToken, watched by the transport. */
+export type Consume<T> = (res: IncomingMessage, sink: ((text: string) => void) | undefined) => Promise<T>;
+
+interface Tracked extends PostOptions {
+  sink: ((text: string) => void) | undefined;
+  emitted: () => boolean;
+}
 
 export class ProviderTransport {
   private readonly agents: GuardedAgents;
@@ -58,14 +66,21 @@ export class ProviderTransport {
    * POSTs JSON and hands a 2xx response to `consume`, within the time limit of the attempt (the
    * body included). A status ≥ 400 after the retries is MODEL_ERROR with the provider's message.
    */
-  async postJson<T>(url: string, headers: Record<string, string>, body: unknown, options: PostOptions, consume: (res: IncomingMessage) => Promise<T>): Promise<T> {
+  async postJson<T>(url: string, headers: Record<string, string>, body: unknown, options: PostOptions, consume: Consume<T>): Promise<T> {
     const target = new URL(url);
     const payload = JSON.stringify(body);
+    let emitted = false;
+    const onToken = options.onToken;
+    const sink = onToken === undefined ? undefined : (text: string): void => {
+      emitted = true;
+      onToken(text);
+    };
+    const tracked: Tracked = { ...options, sink, emitted: () => emitted };
     for (let attempt = 1; ; attempt++) {
       const last = attempt > options.retries;
       let outcome: Awaited<ReturnType<typeof this.attempt<T>>>;
       try {
-        outcome = await this.attempt(attempt, target, headers, payload, options, consume);
+        outcome = await this.attempt(attempt, target, headers, payload, tracked, consume);
       } catch (err) {
         throw err instanceof TroupeError ? withAttempts(err, attempt) : err;
       }
@@ -84,13 +99,13 @@ export class ProviderTransport {
     url: URL,
     headers: Record<string, string>,
     payload: string,
-    options: PostOptions,
-    consume: (res: IncomingMessage) => Promise<T>,
+    options: Tracked,
+    consume: Consume<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'retry'; error: TroupeError; waitMs: number | null }> {
     let timedOut = false;
     const link = linkSignal(options.signal);
     // once any of the answer went out, a failure is final: a retry would send it twice
-    const final = (): boolean => options.emitted?.() === true;
+    const final = options.emitted;
     const timer = setTimeout(() => {
       timedOut = true;
       link.abort();
@@ -99,7 +114,7 @@ export class ProviderTransport {
       const res = await this.send(url, headers, payload, link.signal);
       if (res.statusCode !== undefined && res.statusCode < 400) {
         try {
-          return { kind: 'done', value: await consume(res) };
+          return { kind: 'done', value: await consume(res, options.sink) };
         } catch (err) {
           // an answer given up half-read must not go back to the pool with its socket
           res.destroy();

@@ -79,7 +79,7 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
   const secretValues = redactionValues(run.secrets);
   let recordedInput: unknown = null;
   let attempts = 0;
-  const chunks: Chunks = { sink: undefined };
+  const chunks: Chunks = { values: secretValues, sink: undefined };
   try {
     const prepared = prepareConfig(run);
     recordedInput = prepared.recorded;
@@ -107,6 +107,7 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
 
 /** Where a block's streamed text goes: redacted (a secret split over pieces too), created on the first piece. */
 interface Chunks {
+  values: readonly string[];
   sink: StreamRedactor | undefined;
 }
 
@@ -181,9 +182,7 @@ export function prepareConfig(run: ConfigSource): PreparedConfig {
     return prepared;
   }
   if (cached === undefined) staticConfigs.set(run.block, null);
-  for (const name of findSecretNames(withoutKeys(raw, codeFields))) {
-    if (!run.secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
-  }
+  requireSecrets(findSecretNames(withoutKeys(raw, codeFields)), run.secrets);
   const resolved = resolveConfig(raw, { ...run.scope, secrets: run.secrets }, codeFields);
   const shown = resolveConfig(raw, run.scope, codeFields);
   const recorded = redactSecrets(maskSecretPlaceholders(shown), redactionValues(run.secrets));
@@ -232,12 +231,19 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, c
     signal,
     services: run.services,
     emitChunk(text: string) {
-      chunks.sink ??= new StreamRedactor(redactionValues(run.secrets), run.emitChunk);
+      chunks.sink ??= new StreamRedactor(chunks.values, run.emitChunk);
       chunks.sink.write(text);
     },
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
   return ctx;
+}
+
+/** An unknown `{{NAME}}` fails the block (SPEC §6). */
+function requireSecrets(names: readonly string[], secrets: ReadonlyMap<string, string>): void {
+  for (const name of names) {
+    if (!secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
+  }
 }
 
 /**
@@ -246,9 +252,7 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, c
  */
 function bindCodeWithSecrets(source: string, run: BlockRunInput): { source: string; bindings: Record<string, unknown> } {
   if (!source.includes('{{')) return bindCode(source, run.scope);
-  for (const name of findSecretNames(source)) {
-    if (!run.secrets.has(name)) throw new TroupeError('MISSING_SECRET', `secret {{${name}}} is not set`, { details: { name } });
-  }
+  requireSecrets(findSecretNames(source), run.secrets);
   return bindCode(source, { ...run.scope, secrets: run.secrets });
 }
 

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Context, Script } from 'isolated-vm';
 import { TroupeError, type ErrorCode } from '../errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../model/json.js';
+import { MAX_JSON_DEPTH, jsonTextNestsTooDeep } from '../model/json.js';
 import { IsolatePool, SLEEP_GLOBAL, cancelled, type IsolateSlot } from './pool.js';
 import { ARGS_GLOBAL, CODE_FILENAME, cachedRunnerSource, type RunnerKind } from './runner.js';
 import type { FunctionResult, Sandbox, SandboxLimits } from './types.js';
@@ -68,7 +68,7 @@ export class IsolatedVmSandbox implements Sandbox {
     const slot = await pool.acquire(limits.signal);
     try {
       const text = await this.execute(slot, kind, code, bindingsJson, limits);
-      return unwrap(kind, JSON.parse(text) as Envelope, code);
+      return unwrap(kind, text, JSON.parse(text) as Envelope, code);
     } catch (err) {
       // dispose() stops running calls by disposing their isolates: say so rather than "memory"
       if (this.disposed) throw new TroupeError('INTERNAL', 'the sandbox has been disposed', { cause: err });
@@ -174,8 +174,8 @@ function serializeBindings(kind: Kind, bindings: Record<string, unknown>): strin
   }
 }
 
-function unwrap(kind: Kind, envelope: Envelope, code: string): Envelope {
-  if (envelope.e === undefined && nestsDeeperThan(envelope.r)) {
+function unwrap(kind: Kind, json: string, envelope: Envelope, code: string): Envelope {
+  if (envelope.e === undefined && jsonTextNestsTooDeep(json, envelope.r)) {
     // the walks over outputs (references, redaction, records) would run out of stack
     throw new TroupeError(userErrorCode(kind), `the result nests deeper than ${MAX_JSON_DEPTH} levels`);
   }

@@ -3,7 +3,7 @@
  * or form fields (Slack commands and interactions), so the body is decoded by its Content-Type.
  */
 import { TroupeError } from '../errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../model/json.js';
+import { MAX_JSON_DEPTH, jsonTextNestsTooDeep } from '../model/json.js';
 
 function mediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
@@ -19,12 +19,16 @@ function isJsonType(type: string): boolean {
  * else text; any other type: the text. An empty body is null.
  */
 export function parseWebhookBody(raw: Buffer, contentType: string): unknown {
-  const body = decodeWebhookBody(raw, contentType);
   // a payload that can never be stored or run is refused now, not retried by the sender forever
-  if (nestsDeeperThan(body)) {
+  return shallowBody(raw.toString('utf8'), decodeWebhookBody(raw, contentType));
+}
+
+/** A request body nested deeper than MAX_JSON_DEPTH is the request's fault: 400 INVALID_JSON. */
+export function shallowBody(text: string, value: unknown): unknown {
+  if (jsonTextNestsTooDeep(text, value)) {
     throw new TroupeError('INVALID_JSON', `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } });
   }
-  return body;
+  return value;
 }
 
 function decodeWebhookBody(raw: Buffer, contentType: string): unknown {

@@ -1,34 +1,16 @@
 /** The agent and the llm router on the NATS bus: block messages over a real nats-server, tokens still streamed. */
 import { expect } from 'chai';
-import type { Bus } from '../../src/bus/types.js';
-import { createModelClient } from '../../src/providers/index.js';
-import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import type { Store } from '../../src/store/types.js';
-import { openBus } from '../helpers/buses.js';
-import { startMockLlm, type MockLlm } from '../helpers/mock-llm.js';
-import { runWorkflow, statusesByName, testEngine, wf } from '../helpers/runtime.js';
+import { useAgentRuntime } from '../helpers/agent-runtime.js';
+import { useMockLlm } from '../helpers/mock-llm.js';
+import { runWorkflow, statusesByName, wf } from '../helpers/runtime.js';
 
 describe('agent and llm router over NATS', function () {
   this.timeout(30_000);
-  let llm: MockLlm;
-  let bus: Bus;
-  let store: Store;
-  const models = createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
-  before(async () => {
-    llm = await startMockLlm();
-    bus = await openBus('nats');
-    store = openSqliteStore(':memory:');
-  });
-  after(async () => {
-    models.close();
-    await llm.close();
-    await bus.close();
-    await store.close();
-  });
+  const llm = useMockLlm();
+  const rt = useAgentRuntime({ bus: 'nats' });
 
   it('routes by the model, then streams the answer of the chosen agent', async () => {
     llm.script({ toolCalls: [{ name: 'route_choice', arguments: { route: 'help', reasoning: 'a question' } }] }, { pieces: ['Sure, ', 'here.'] });
-    const engine = testEngine(bus, { models, memory: store.memories });
     const doc = wf(
       [
         ['start', 'starter'],
@@ -38,10 +20,10 @@ describe('agent and llm router over NATS', function () {
       ],
       [['start', 'triage'], ['triage', 'answer', 'help'], ['triage', 'drop', 'spam']],
     );
-    const { result, events } = await runWorkflow(engine, doc, { q: 'how?' });
+    const { result, events } = await runWorkflow(rt.engine, doc, { q: 'how?' });
     expect(result.status, JSON.stringify(result.error)).to.equal('completed');
     expect(statusesByName(events)).to.include({ triage: 'completed', answer: 'completed', drop: 'skipped' });
     expect(events.filter((e) => e.type === 'chunk').map((e) => (e.data as { text: string }).text).join('')).to.equal('Sure, here.');
-    expect((await store.memories.list('wf-test', 'n-1')).map((m) => m.content)).to.deep.equal(['how?', 'Sure, here.']);
+    expect((await rt.store.memories.list('wf-test', 'n-1')).map((m) => m.content)).to.deep.equal(['how?', 'Sure, here.']);
   });
 });

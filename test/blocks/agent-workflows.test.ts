@@ -1,41 +1,20 @@
 /** Agent, memory and llm-router blocks run through the engine against a scripted model server. */
 import { expect } from 'chai';
-import { MemoryBus } from '../../src/bus/memory.js';
-import { createModelClient } from '../../src/providers/index.js';
-import type { Engine } from '../../src/runtime/engine.js';
-import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import type { Store } from '../../src/store/types.js';
-import { startMockLlm, type MockLlm } from '../helpers/mock-llm.js';
-import { runWorkflow, statusesByName, testEngine, wf } from '../helpers/runtime.js';
+import { useAgentRuntime } from '../helpers/agent-runtime.js';
+import { useMockLlm } from '../helpers/mock-llm.js';
+import { runWorkflow, statusesByName, wf } from '../helpers/runtime.js';
 
 describe('agent, memory and llm router blocks in workflows', function () {
   this.timeout(20_000);
-  let llm: MockLlm;
-  let store: Store;
-  let bus: MemoryBus;
-  let engine: Engine;
-  const models = createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
-
-  before(async () => {
-    llm = await startMockLlm();
-    store = openSqliteStore(':memory:');
-    bus = new MemoryBus();
-    engine = testEngine(bus, { models, memory: store.memories, secrets: { LLM_KEY: 'sk-secret-123' } });
-  });
-  after(async () => {
-    models.close();
-    await llm.close();
-    await bus.close();
-    await store.close();
-  });
-  beforeEach(() => llm.reset());
+  const llm = useMockLlm();
+  const rt = useAgentRuntime({ secrets: { LLM_KEY: 'sk-secret-123' } });
 
   const agent = (config: Record<string, unknown>): Record<string, unknown> => ({ model: 'gpt-test', baseUrl: llm.openaiUrl, apiKey: '{{LLM_KEY}}', ...config });
 
   it('answers with content, model, tokens and toolCalls, streams chunks, and hides the key', async () => {
     llm.script({ pieces: ['Hello ', 'Ada'] });
     const doc = wf([['start', 'starter'], ['ask', 'agent', agent({ systemPrompt: 'greet', userPrompt: 'Greet <start.name>' })]], [['start', 'ask']]);
-    const { result, events } = await runWorkflow(engine, doc, { name: 'Ada' });
+    const { result, events } = await runWorkflow(rt.engine, doc, { name: 'Ada' });
     expect(result.status).to.equal('completed');
     expect(result.output).to.deep.equal({ content: 'Hello Ada', model: 'gpt-test-served', tokens: { prompt: 11, completion: 7, total: 18 }, toolCalls: [] });
     expect(events.filter((e) => e.type === 'chunk').map((e) => (e.data as { text: string }).text)).to.deep.equal(['Hello ', 'Ada']);
@@ -49,10 +28,10 @@ describe('agent, memory and llm router blocks in workflows', function () {
     const responseFormat = { type: 'object', properties: { sentiment: { type: 'string' }, score: { type: 'number' } }, required: ['sentiment', 'score'] };
     llm.script({ text: '{"sentiment":"good","score":0.9}' }, { text: '{"sentiment":"good"}' });
     const doc = wf([['start', 'starter'], ['rate', 'agent', agent({ userPrompt: 'rate it', responseFormat })]], [['start', 'rate']]);
-    const ok = await runWorkflow(engine, doc);
+    const ok = await runWorkflow(rt.engine, doc);
     expect(ok.result.output).to.include({ sentiment: 'good', score: 0.9, content: '{"sentiment":"good","score":0.9}' });
     expect(ok.events.some((e) => e.type === 'chunk')).to.equal(false);
-    const bad = await runWorkflow(engine, doc);
+    const bad = await runWorkflow(rt.engine, doc);
     expect(bad.result.status).to.equal('failed');
     expect(bad.result.error?.code).to.equal('INVALID_MODEL_OUTPUT');
   });
@@ -61,7 +40,7 @@ describe('agent, memory and llm router blocks in workflows', function () {
     llm.script({ toolCalls: [{ name: 'add', arguments: { a: 2, b: 40 } }] }, { text: 'The sum is 42' });
     const tools = [{ name: 'add', description: 'adds', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }, code: 'return args.a + args.b + <start.bonus>' }];
     const doc = wf([['start', 'starter'], ['calc', 'agent', agent({ userPrompt: 'add', tools })]], [['start', 'calc']]);
-    const { result } = await runWorkflow(engine, doc, { bonus: 0 });
+    const { result } = await runWorkflow(rt.engine, doc, { bonus: 0 });
     expect(result.status).to.equal('completed');
     const out = result.output as { content: string; toolCalls: unknown[]; tokens: { total: number } };
     expect(out.content).to.equal('The sum is 42');
@@ -74,15 +53,15 @@ describe('agent, memory and llm router blocks in workflows', function () {
   it('returns the calls of tools without code for the workflow to act on', async () => {
     llm.script({ toolCalls: [{ name: 'refund', arguments: { order: 'A1' } }] });
     const doc = wf([['start', 'starter'], ['act', 'agent', agent({ userPrompt: 'help', tools: [{ name: 'refund' }] })]], [['start', 'act']]);
-    const { result } = await runWorkflow(engine, doc);
+    const { result } = await runWorkflow(rt.engine, doc);
     expect((result.output as { toolCalls: unknown[] }).toolCalls).to.deep.equal([{ id: 'call_0', name: 'refund', arguments: { order: 'A1' } }]);
   });
 
   it('remembers a conversation across executions with memory', async () => {
     const doc = wf([['start', 'starter'], ['chat', 'agent', agent({ userPrompt: '<start.text>', memory: { conversationId: '<start.conv>' } })]], [['start', 'chat']]);
-    await runWorkflow(engine, doc, { conv: 'c-1', text: 'my name is Ada' });
-    await runWorkflow(engine, doc, { conv: 'c-1', text: 'what is my name?' });
-    await runWorkflow(engine, doc, { conv: 'c-2', text: 'hi' });
+    await runWorkflow(rt.engine, doc, { conv: 'c-1', text: 'my name is Ada' });
+    await runWorkflow(rt.engine, doc, { conv: 'c-1', text: 'what is my name?' });
+    await runWorkflow(rt.engine, doc, { conv: 'c-2', text: 'hi' });
     expect(llm.requests[1]!.body['messages']).to.deep.equal([
       { role: 'user', content: 'my name is Ada' },
       { role: 'assistant', content: 'echo: my name is Ada' },
@@ -96,7 +75,7 @@ describe('agent, memory and llm router blocks in workflows', function () {
       [['start', 'starter'], ['mem', 'memory', { operation: 'add', conversationId: 'alias-1', content: 'remember 7' }], ['ask', 'agent', agent({ prompt: 'which number?', memories: '<mem.memories>', system: 'short', baseURL: llm.openaiUrl })]],
       [['start', 'mem'], ['mem', 'ask']],
     );
-    const { result } = await runWorkflow(engine, doc);
+    const { result } = await runWorkflow(rt.engine, doc);
     expect(result.status, JSON.stringify(result.error)).to.equal('completed');
     expect(llm.requests[0]!.body['messages']).to.deep.equal([{ role: 'system', content: 'short' }, { role: 'user', content: 'remember 7' }, { role: 'user', content: 'which number?' }]);
   });
@@ -104,13 +83,13 @@ describe('agent, memory and llm router blocks in workflows', function () {
   it('fails an agent call the provider refuses, or takes its error path', async () => {
     llm.script({ status: 401, errorMessage: 'invalid key' }, { status: 401, errorMessage: 'invalid key' });
     const failing = wf([['start', 'starter'], ['ask', 'agent', agent({ userPrompt: 'x' })]], [['start', 'ask']]);
-    const failed = await runWorkflow(engine, failing);
+    const failed = await runWorkflow(rt.engine, failing);
     expect(failed.result.error).to.include({ code: 'MODEL_ERROR', blockId: 'ask' });
     const handled = wf(
       [['start', 'starter'], ['ask', 'agent', agent({ userPrompt: 'x' })], ['fallback', 'response', { data: { said: '<ask.error.code>' } }]],
       [['start', 'ask'], ['ask', 'fallback', 'error']],
     );
-    const { result } = await runWorkflow(engine, handled);
+    const { result } = await runWorkflow(rt.engine, handled);
     expect(result.status).to.equal('completed');
     expect(result.response?.data).to.deep.equal({ said: 'MODEL_ERROR' });
   });
@@ -121,7 +100,7 @@ describe('agent, memory and llm router blocks in workflows', function () {
       [['start', 'starter'], mem('a1', { operation: 'add', content: 'first' }), mem('a2', { operation: 'add', role: 'assistant', content: { n: 2 } }), mem('g', { operation: 'get' }), mem('all', { operation: 'getAll' }), mem('d', { operation: 'delete' }), mem('after', { operation: 'get' })],
       [['start', 'a1'], ['a1', 'a2'], ['a2', 'g'], ['g', 'all'], ['all', 'd'], ['d', 'after']],
     );
-    const { result, events } = await runWorkflow(engine, doc, { conv: 'm-1' });
+    const { result, events } = await runWorkflow(rt.engine, doc, { conv: 'm-1' });
     expect(result.status).to.equal('completed');
     const outputs = Object.fromEntries(events.filter((e) => e.type === 'block.completed').map((e) => [(e.data as { blockId: string }).blockId, (e.data as { output: any }).output]));
     expect(outputs['g'].id).to.equal('m-1');
@@ -134,7 +113,7 @@ describe('agent, memory and llm router blocks in workflows', function () {
 
   it('memory block without a conversationId outside a chat fails with INVALID_CONFIG', async () => {
     const doc = wf([['start', 'starter'], ['m', 'memory', { operation: 'get' }]], [['start', 'm']]);
-    const { result } = await runWorkflow(engine, doc);
+    const { result } = await runWorkflow(rt.engine, doc);
     expect(result.error).to.include({ code: 'INVALID_CONFIG', blockId: 'm' });
   });
 
@@ -155,7 +134,7 @@ describe('agent, memory and llm router blocks in workflows', function () {
 
     it('takes the route the model picks, with its reasoning', async () => {
       llm.script({ toolCalls: [{ name: 'route_choice', arguments: { route: 'tech', reasoning: 'a crash is a bug' } }] });
-      const { result, events } = await runWorkflow(engine, doc(), { text: 'the app crashes' });
+      const { result, events } = await runWorkflow(rt.engine, doc(), { text: 'the app crashes' });
       expect(result.status).to.equal('completed');
       expect(statusesByName(events)).to.include({ route: 'completed', fix: 'completed', pay: 'skipped' });
       const routed = events.find((e) => e.type === 'block.completed' && e.data.blockId === 'route');
@@ -165,7 +144,7 @@ describe('agent, memory and llm router blocks in workflows', function () {
 
     it('fails with NO_ROUTE when the answer names no route', async () => {
       llm.script({ toolCalls: [{ name: 'route_choice', arguments: { route: 'sales', reasoning: '?' } }] });
-      const { result } = await runWorkflow(engine, doc(), { text: 'hello' });
+      const { result } = await runWorkflow(rt.engine, doc(), { text: 'hello' });
       expect(result.error).to.include({ code: 'NO_ROUTE', blockId: 'route' });
     });
   });

@@ -2,21 +2,17 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startMockLlm, type MockLlm } from '../helpers/mock-llm.js';
+import { useMockLlm } from '../helpers/mock-llm.js';
 import { troupeAsync } from './serve-helpers.js';
 
 describe('troupe run: an agent block', function () {
   this.timeout(60_000);
   let dir: string;
-  let llm: MockLlm;
-  before(async () => {
+  const llm = useMockLlm();
+  before(() => {
     dir = mkdtempSync(join(tmpdir(), 'troupe-cli-agent-'));
-    llm = await startMockLlm();
   });
-  after(async () => {
-    await llm.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('shows the streamed answer as it arrives, then the output, and keeps the key out', async () => {
     llm.script({ pieces: ['Hello ', 'Ada,\n', 'welcome'] });

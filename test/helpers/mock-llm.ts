@@ -184,3 +184,35 @@ function anthropicEvents(body: Record<string, any>, reply: MockReply, pieces: st
 function sse(event: string | undefined, data: unknown): string {
   return `${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`;
 }
+
+/**
+ * A scripted model server for one mocha suite: started before it, reset before each test,
+ * closed after. The object answers for whichever server is running.
+ */
+export function useMockLlm(): MockLlm {
+  let inner: MockLlm | undefined;
+  const live = (): MockLlm => {
+    if (inner === undefined) throw new Error('the mock model server is not running (use it inside tests)');
+    return inner;
+  };
+  before(async () => {
+    inner = await startMockLlm();
+  });
+  beforeEach(() => inner?.reset());
+  after(() => inner?.close());
+  return {
+    get openaiUrl() {
+      return live().openaiUrl;
+    },
+    get anthropicUrl() {
+      return live().anthropicUrl;
+    },
+    get requests() {
+      return live().requests;
+    },
+    connections: () => live().connections(),
+    script: (...replies) => live().script(...replies),
+    reset: () => live().reset(),
+    close: () => live().close(),
+  };
+}

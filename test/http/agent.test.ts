@@ -1,18 +1,13 @@
 /** The agent block through the real app: streamed tokens on execute and in a chat, with memory. */
 import { expect } from 'chai';
-import { startMockLlm, type MockLlm } from '../helpers/mock-llm.js';
+import { useMockLlm } from '../helpers/mock-llm.js';
 import { auth, deployed, makeHarness, readSse, type Harness } from './support.js';
 
 describe('http: agent blocks', function () {
   this.timeout(15_000);
   let h: Harness;
-  let llm: MockLlm;
-  before(async () => {
-    llm = await startMockLlm();
-  });
-  after(() => llm.close());
+  const llm = useMockLlm();
   beforeEach(async () => {
-    llm.reset();
     h = makeHarness();
     await h.http.put('/api/secrets/LLM_KEY').set(auth).send({ value: 'sk-live-abcdef' }).expect(201);
   });

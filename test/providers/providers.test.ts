@@ -2,22 +2,14 @@ import { expect } from 'chai';
 import { createModelClient } from '../../src/providers/index.js';
 import type { ModelRequest, ProviderName } from '../../src/providers/types.js';
 import { TroupeError } from '../../src/errors.js';
-import { startMockLlm, type MockLlm } from '../helpers/mock-llm.js';
+import { useMockLlm } from '../helpers/mock-llm.js';
 
 describe('model providers against a scripted server', function () {
   this.timeout(15_000);
-  let llm: MockLlm;
+  const llm = useMockLlm();
   const client = createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
   const signal = new AbortController().signal;
-
-  before(async () => {
-    llm = await startMockLlm();
-  });
-  after(async () => {
-    client.close();
-    await llm.close();
-  });
-  beforeEach(() => llm.reset());
+  after(() => client.close());
 
   const request = (provider: ProviderName, extra: Partial<ModelRequest> = {}): ModelRequest => ({
     provider,
@@ -148,17 +140,10 @@ describe('model providers against a scripted server', function () {
 
 describe('model providers: what real servers do', function () {
   this.timeout(15_000);
-  let llm: MockLlm;
+  const llm = useMockLlm();
   const client = createModelClient({ allowPrivateNetwork: true, allowHosts: [] });
   const signal = new AbortController().signal;
-  before(async () => {
-    llm = await startMockLlm();
-  });
-  after(async () => {
-    client.close();
-    await llm.close();
-  });
-  beforeEach(() => llm.reset());
+  after(() => client.close());
   const request = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
     provider: 'openai', baseUrl: llm.openaiUrl, model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], timeoutMs: 5000, retries: 2, ...extra,
   });
@@ -194,22 +179,17 @@ describe('model providers: what real servers do', function () {
 
 describe('model providers: process defaults (OPENAI_* / ANTHROPIC_* variables)', function () {
   this.timeout(15_000);
-  let llm: MockLlm;
+  const llm = useMockLlm();
   let client: ReturnType<typeof createModelClient>;
   const signal = new AbortController().signal;
-  before(async () => {
-    llm = await startMockLlm();
+  before(() => {
     client = createModelClient({
       allowPrivateNetwork: true,
       allowHosts: [],
       defaults: { openai: { apiKey: 'sk-process-key', baseUrl: llm.openaiUrl }, anthropic: { apiKey: 'sk-ant-process', baseUrl: llm.anthropicUrl } },
     });
   });
-  after(async () => {
-    client.close();
-    await llm.close();
-  });
-  beforeEach(() => llm.reset());
+  after(() => client.close());
   const base = { messages: [{ role: 'user' as const, content: 'hi' }], timeoutMs: 5000, retries: 0 };
 
   it('a request naming no server goes to the default one with the process key', async () => {

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { TroupeError } from '../../errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../model/json.js';
+import { shallowBody } from '../../service/webhook-body.js';
 import type { AppState } from '../types.js';
 
 function tooLarge(limit: number): TroupeError {
@@ -53,21 +53,14 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer
 
 export function parseJson(raw: Buffer): unknown {
   if (raw.length === 0) return undefined;
+  const text = raw.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8')) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     throw new TroupeError('INVALID_JSON', 'the request body is not valid JSON');
   }
-  return shallowEnough(value);
-}
-
-/** JSON nested deeper than MAX_JSON_DEPTH is refused as the request's fault (400 INVALID_JSON). */
-export function shallowEnough(value: unknown): unknown {
-  if (nestsDeeperThan(value)) {
-    throw new TroupeError('INVALID_JSON', `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } });
-  }
-  return value;
+  return shallowBody(text, value);
 }
 
 export function bodyReader(limit: number): Middleware<AppState> {

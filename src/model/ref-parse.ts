@@ -67,14 +67,54 @@ function toRef(m: RegExpMatchArray): ParsedRef {
 }
 
 /** Every syntactic candidate in a string, in order (see the module comment for what is one). */
-export function findReferences(text: string): ParsedRef[] {
-  return [...text.matchAll(new RegExp(REF_SOURCE, 'gu'))].map(toRef);
+export function findReferences(text: string): readonly ParsedRef[] {
+  return memoized(foundRefs, text, scanReferences);
+}
+
+function scanReferences(text: string): readonly ParsedRef[] {
+  if (!text.includes('<')) return NONE;
+  return Object.freeze([...text.matchAll(new RegExp(REF_SOURCE, 'gu'))].map((m) => freezeRef(toRef(m))));
+}
+
+function freezeRef(ref: ParsedRef): ParsedRef {
+  Object.freeze(ref.path);
+  return Object.freeze(ref);
+}
+
+/**
+ * The same config strings are scanned on every run of their block: their parse is kept, per
+ * text, frozen (so a caller cannot change what the next run reads). Bounded: only short texts
+ * are kept, and a service that sees more than this many distinct ones starts over.
+ */
+const MEMO_LIMIT = 20_000;
+/** longer texts are scanned each time rather than kept */
+const MEMO_TEXT_LIMIT = 2_048;
+const NONE: readonly never[] = Object.freeze([]);
+const foundRefs = new Map<string, readonly ParsedRef[]>();
+const wholeRefs = new Map<string, ParsedRef | null>();
+const secretTokens = new Map<string, readonly SecretToken[]>();
+
+function memoized<T>(memo: Map<string, T>, text: string, compute: (text: string) => T): T {
+  if (text.length > MEMO_TEXT_LIMIT) return compute(text);
+  const hit = memo.get(text);
+  if (hit !== undefined || memo.has(text)) return hit as T;
+  const value = compute(text);
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(text, value);
+  return value;
 }
 
 /** The reference when `text` is exactly one candidate token, else null. */
 export function parseReference(text: string): ParsedRef | null {
-  const m = new RegExp(`^${REF_SOURCE}$`, 'u').exec(text);
-  return m ? toRef(m) : null;
+  return memoized(wholeRefs, text, scanWholeReference);
+}
+
+const WHOLE_REF = new RegExp(`^${REF_SOURCE}$`, 'u');
+
+function scanWholeReference(text: string): ParsedRef | null {
+  if (!text.startsWith('<')) return null;
+  const m = WHOLE_REF.exec(text);
+  return m ? freezeRef(toRef(m)) : null;
 }
 
 /** Every candidate in every string of a JSON value (keys are not scanned). */
@@ -118,12 +158,18 @@ export interface SecretToken {
   name: string;
 }
 
-export function findSecretTokens(text: string): SecretToken[] {
-  return [...text.matchAll(new RegExp(SECRET_SOURCE, 'g'))].map((m) => ({
+export function findSecretTokens(text: string): readonly SecretToken[] {
+  return memoized(secretTokens, text, scanSecretTokens);
+}
+
+function scanSecretTokens(text: string): readonly SecretToken[] {
+  if (!text.includes('{{')) return NONE;
+  const tokens = [...text.matchAll(new RegExp(SECRET_SOURCE, 'g'))].map((m) => Object.freeze({
     start: m.index,
     end: m.index + m[0].length,
     name: m[1] ?? '',
   }));
+  return Object.freeze(tokens);
 }
 
 /** True when `text` holds a reference candidate or a `{{NAME}}` anywhere: part of it is known only at run time. */

@@ -5,6 +5,7 @@ import { forEachString } from '../model/json.js';
 import {
   bindCode,
   findSecretNames,
+  findSecretTokens,
   maskSecretPlaceholders,
   redactSecrets,
   resolveConfig,
@@ -182,11 +183,39 @@ export function prepareConfig(run: ConfigSource): PreparedConfig {
     return prepared;
   }
   if (cached === undefined) staticConfigs.set(run.block, null);
-  requireSecrets(findSecretNames(withoutKeys(raw, codeFields)), run.secrets);
+  const names = secretNamesOf(run.block, raw, codeFields);
+  requireSecrets(names, run.secrets);
+  const values = redactionValues(run.secrets);
+  if (names.length === 0) {
+    // no `{{NAME}}` of its own: the run's and the record's resolution are the same pass
+    const resolved = resolveConfig(raw, run.scope, codeFields);
+    const shown = holdsSecretPlaceholder(resolved) ? maskSecretPlaceholders(resolved) : resolved;
+    return { config: parseConfig(run, resolved), recorded: redactSecrets(shown, values) };
+  }
   const resolved = resolveConfig(raw, { ...run.scope, secrets: run.secrets }, codeFields);
   const shown = resolveConfig(raw, run.scope, codeFields);
-  const recorded = redactSecrets(maskSecretPlaceholders(shown), redactionValues(run.secrets));
+  const recorded = redactSecrets(maskSecretPlaceholders(shown), values);
   return { config: parseConfig(run, resolved), recorded };
+}
+
+/** The `{{NAME}}`s of a block's config outside its code fields: found once per compiled block. */
+const configSecretNames = new WeakMap<object, string[]>();
+
+function secretNamesOf(block: object, raw: Record<string, unknown>, codeFields: readonly string[]): string[] {
+  let names = configSecretNames.get(block);
+  if (names === undefined) {
+    names = findSecretNames(withoutKeys(raw, codeFields));
+    configSecretNames.set(block, names);
+  }
+  return names;
+}
+
+function holdsSecretPlaceholder(value: unknown): boolean {
+  let found = false;
+  forEachString(value, (text) => {
+    if (!found && text.includes('{{')) found = findSecretTokens(text).length > 0;
+  });
+  return found;
 }
 
 function parseConfig(run: ConfigSource, resolved: Record<string, unknown>): unknown {

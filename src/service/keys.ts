@@ -2,7 +2,7 @@
  * API keys (SPEC §4.2): `trp_` + 256 random bits, shown once, stored only as a sha256 hash,
  * looked up by hash and confirmed with a constant-time comparison.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash as oneShotHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TroupeError } from '../errors.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import type { LookupCache } from './lookup-cache.js';
@@ -34,7 +34,8 @@ export function generateApiKey(): string {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // the one-shot form: no Hash object per request on the execute path
+  return oneShotHash('sha256', key, 'hex');
 }
 
 /** Constant-time equality of two strings of any length (compares their sha256 digests). */
@@ -42,6 +43,13 @@ export function safeEqual(a: string, b: string): boolean {
   const da = createHash('sha256').update(a, 'utf8').digest();
   const db = createHash('sha256').update(b, 'utf8').digest();
   return timingSafeEqual(da, db);
+}
+
+/** Constant-time equality of two hex sha256 digests (both of one length: no need to hash them again). */
+function sameDigest(a: string, b: string): boolean {
+  const da = Buffer.from(a, 'hex');
+  const db = Buffer.from(b, 'hex');
+  return da.length === db.length && da.length > 0 && timingSafeEqual(da, db);
 }
 
 export function keyView(rec: ApiKeyRecord): KeyView {
@@ -90,7 +98,7 @@ export class ApiKeyService {
     if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
     const hash = hashApiKey(presented);
     const rec = this.lookups.key(hash) ?? (await this.store.apiKeys.findByHash(hash));
-    if (rec === null || !safeEqual(rec.hash, hash) || rec.revokedAt !== null) return null;
+    if (rec === null || !sameDigest(rec.hash, hash) || rec.revokedAt !== null) return null;
     this.lookups.rememberKey(rec);
     this.markUsed(rec.id);
     return rec;

@@ -132,6 +132,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     services: shared.services,
     type: typeOf(context) as BlockType<any>,
     block: context.block,
+    runKey: inboxKey(context.scopeKey, context.block.id),
     scope: scopeOf(context),
     emitChunk(text) {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text, iteration: context.iteration });

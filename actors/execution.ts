@@ -16,6 +16,7 @@ import {
 import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
+import { replayResume, resumeDecision, type ResumeInput } from './resume.js';
 import type { ContainerEvent } from './iteration.js';
 import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
@@ -32,6 +33,10 @@ export interface ExecutionActorInput {
   blockTypes: BlockActorInput['blockTypes'];
   /** observers: persistence, SSE, CLI progress */
   notify(event: ExecutionEvent): void;
+  /** the start of the run this one resumes (its time limit is what that run left) */
+  startedAt?: number;
+  /** what an interrupted run of this execution had settled (see resume.ts) */
+  resume?: ResumeInput;
 }
 
 interface ExecutionContext extends ExecutionActorInput {
@@ -249,7 +254,7 @@ export const executionMachine = setup({
   id: 'execution',
   context: ({ input, self }) => ({
     ...input,
-    startedAt: Date.now(),
+    startedAt: input.startedAt ?? Date.now(),
     group: new ActorGroup(blockActorFailed(self)),
     controller: unboundedController(),
     ledger: new ExecutionLedger(input.workflow),
@@ -268,9 +273,20 @@ export const executionMachine = setup({
         context.channel = openChannel(context, self);
         context.reports = reporter(context, self);
         const report = context.reports.report;
-        const { group, workflow } = context;
-        for (const id of workflow.topLevel) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
-        for (const id of workflow.topLevel) {
+        const { group, workflow, resume } = context;
+        const settled = resume === undefined ? null : context.ledger.resume(resume.plan, resume.open);
+        if (resume !== undefined) {
+          // a resumed run whose settled blocks already decide the end starts nothing
+          const decided = resumeDecision(context, resume.plan);
+          if (decided !== null) {
+            queueMicrotask(() => self.send(decided));
+            return;
+          }
+        }
+        const toRun = settled === null ? workflow.topLevel : workflow.topLevel.filter((id) => !settled.has(id));
+        for (const id of toRun) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
+        if (resume !== undefined) replayResume(context, resume.plan);
+        for (const id of toRun) {
           const decision = startDecision(workflow, id);
           if (decision === 'run') group.send(inboxKey('root', id), { type: 'START' });
           else if (decision === 'skip') group.send(inboxKey('root', id), { type: 'SKIP' });

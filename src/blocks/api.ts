@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
@@ -126,6 +127,16 @@ export function toOutboundRequest(config: ApiConfig): OutboundRequest {
   return request;
 }
 
+/**
+ * A UUID-shaped key from the block run's name: the same for every attempt of the run, for its
+ * whole-block retries, and for its run again after a crash resumed the execution, so a server
+ * that honours Idempotency-Key applies the request once. Distinct per execution and iteration.
+ */
+export function idempotencyKeyOf(runKey: string): string {
+  const h = hash('sha256', `troupe-idempotency|${runKey}`, 'hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
 /** The `error` output of a response ≥ 400 (SPEC §3 shape). */
 function responseError(result: OutboundResult, retryMaxMs: number): Record<string, unknown> {
   const attempts = result.attempts.length;
@@ -145,7 +156,9 @@ function responseError(result: OutboundResult, retryMaxMs: number): Record<strin
 async function run(ctx: BlockRunContext<ApiConfig>): Promise<ApiBlockResult> {
   const http = ctx.services.http;
   if (!http) throw new TroupeError('INTERNAL', 'no outbound HTTP client is configured for the api block');
-  const result = await http.send(toOutboundRequest(ctx.config), ctx.signal);
+  const request = toOutboundRequest(ctx.config);
+  if (ctx.runKey !== undefined) request.idempotencyKey = idempotencyKeyOf(ctx.runKey);
+  const result = await http.send(request, ctx.signal);
   const failed = result.status >= 400;
   return {
     output: { data: result.data, status: result.status, headers: result.headers, error: failed ? responseError(result, ctx.config.retryMaxMs) : null },

@@ -66,6 +66,11 @@ export interface BlockRunContext<C> {
   /** resolve a config value (references and secrets) against the current scope */
   resolve(value: unknown): unknown;
   hasErrorConnection: boolean;
+  /**
+   * Names this block's run within the execution (one per loop or parallel iteration), the same
+   * when the run is repeated: by a whole-block retry, or after a crash resumed the execution
+   */
+  runKey?: string;
   signal: AbortSignal;
   services: BlockServices;
   /** streaming output (agent tokens) */

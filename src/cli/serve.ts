@@ -37,9 +37,12 @@ function printBanner(service: Service): void {
     out(`admin token (generated, shown once; stored in ${adminToken.path ?? ''} with mode 0600): ${adminToken.value}`);
   }
   if (secretKey.origin === 'generated') out(`secret key generated in ${secretKey.path ?? ''} (mode 0600): keep it with the data; secrets cannot be read without it`);
-  const { interrupted, rerun } = service.recovery;
-  if (interrupted.length + rerun.length > 0) {
-    out(`recovered ${interrupted.length} interrupted and ${rerun.length} queued execution(s) left by the previous run`);
+  const { interrupted, rerun, resumed } = service.recovery;
+  if (interrupted.length + rerun.length + resumed.length > 0) {
+    out(
+      `recovered executions left by the previous run: ${resumed.length} resumed from their last block boundary, `
+        + `${rerun.length} queued run again, ${interrupted.length} failed as interrupted`,
+    );
   }
   out(`troupe listening on ${service.url}`);
 }

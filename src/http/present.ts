@@ -16,7 +16,14 @@ export function executionSummary(r: ExecutionRecord): Record<string, unknown> {
 }
 
 export function executionView(r: ExecutionDetail): Record<string, unknown> {
-  return { ...executionSummary(r), context: r.context ?? null, logs: r.logs };
+  return { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
+}
+
+/** A block log as SPEC §4.2 shows it: without `activated`, which is kept for crash resumption only. */
+export function publicLog<T extends { activated?: unknown }>(log: T): Omit<T, 'activated'> {
+  if (log.activated === undefined) return log;
+  const { activated: _activated, ...shown } = log;
+  return shown;
 }
 
 export function statusUrl(executionId: string): string {

@@ -4,7 +4,7 @@ import type { ExecutionHandle } from '../runtime/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import type { ExecutionService } from '../service/executions.js';
 import type { SeqEvent } from '../service/live.js';
-import { statusUrl, syncBody, syncStatus } from './present.js';
+import { publicLog, statusUrl, syncBody, syncStatus } from './present.js';
 import { openSse } from './sse.js';
 import type { Ctx } from './types.js';
 
@@ -35,7 +35,12 @@ export function writeResult(ctx: Ctx, result: ExecutionResult): void {
 
 /** The SSE wire form of an event: `done` carries the sync body. */
 export function sseData(e: SeqEvent): unknown {
-  return e.event === 'done' ? syncBody(e.data as ExecutionResult) : e.data;
+  if (e.event === 'done') return syncBody(e.data as ExecutionResult);
+  return e.event.startsWith('block.') && isObject(e.data) ? publicLog(e.data) : e.data;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

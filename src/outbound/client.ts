@@ -190,7 +190,7 @@ export function prepareRequest(request: OutboundRequest): PreparedRequest {
   if (findHeader(headers, 'accept') === undefined) headers['Accept'] = 'application/json, text/plain, */*';
   // only a request that may be sent twice needs a key the server can deduplicate on
   const mayRepeat = request.retries > 0 && (request.method === 'POST' || request.method === 'PATCH');
-  if (mayRepeat && findHeader(headers, 'idempotency-key') === undefined) headers['Idempotency-Key'] = randomUUID();
+  if (mayRepeat && findHeader(headers, 'idempotency-key') === undefined) headers['Idempotency-Key'] = request.idempotencyKey ?? randomUUID();
   const encoded = encodeRequestBody(request.method, request.body, headers);
   return {
     url,

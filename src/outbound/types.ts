@@ -11,6 +11,12 @@ export interface OutboundRequest {
   retryBaseMs: number;
   retryMaxMs: number;
   maxResponseBytes: number;
+  /**
+   * The Idempotency-Key a POST or PATCH that may be repeated carries when the author set none:
+   * derived from the block run (see BlockRunContext.runKey), so a run repeated after a crash
+   * sends the same key; a random one when absent
+   */
+  idempotencyKey?: string;
 }
 
 /** One attempt of a send, as shown in the block log. */

@@ -39,7 +39,9 @@ export class Engine {
     const secrets = await this.loadSecrets(workflow);
     const secretValues = redactionValues(secrets);
     const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
-    const recorded = this.createRecord(runningRecord(id, req, secretValues));
+    // a resumed run's record exists already; its events go on after the stored ones
+    if (req.resume !== undefined) this.persister?.continueFrom(id, req.resume.lastSeq);
+    const recorded = req.resume !== undefined ? Promise.resolve() : this.createRecord(runningRecord(id, req, secretValues));
     if (req.awaitRecord !== false) await recorded;
     const notify = (event: ExecutionEvent): void => {
       this.record(id, event);
@@ -90,6 +92,7 @@ export class Engine {
       },
       blockTypes: this.deps.blockTypes,
       notify,
+      ...(req.resume === undefined ? {} : { resume: { plan: req.resume.plan, open: req.resume.open }, startedAt: req.resume.startedAt }),
     };
   }
 

@@ -1,6 +1,7 @@
 import type { ErrorInfo } from '../errors.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
+import type { ResumePlan } from '../model/resume.js';
 import type { BlockReport } from '../../actors/messages.js';
 import type { BlockLogEntry, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
 
@@ -65,6 +66,26 @@ export class ExecutionLedger {
     if (decision !== undefined) this.decisions[e.blockId] = decision;
     this.settledTopLevel += 1;
     return log;
+  }
+
+  /**
+   * Takes over what an interrupted run of this execution had settled (see src/model/resume.ts):
+   * the context of its settled top-level blocks, and the logs still open (running when it
+   * stopped), which a block run again replaces and the end marks cancelled otherwise.
+   */
+  resume(plan: ResumePlan, open: readonly BlockLogEntry[]): ReadonlySet<string> {
+    for (const s of plan.settled) {
+      this.states[s.blockId] = s.status;
+      if (s.output !== null) this.outputs[s.blockId] = s.output;
+      for (const c of s.activated) this.activeConnections.push(c);
+      const block = this.workflow.blocks.get(s.blockId);
+      const decision = decisionOf(block?.type ?? '', s.output);
+      if (decision !== undefined) this.decisions[s.blockId] = decision;
+      this.settledTopLevel += 1;
+    }
+    for (const log of open) this.logs.set(logKey(log.blockId, log.iteration), log);
+    this.nextOrder = Math.max(this.nextOrder, plan.nextOrder);
+    return new Set(plan.settled.map((s) => s.blockId));
   }
 
   iteration(e: IterationEvent): void {
@@ -170,6 +191,8 @@ export function settledLog(workflow: CompiledWorkflow, report: Settled, previous
     iteration: base.iteration,
   };
   if (report.attemptLog !== undefined) log.attemptLog = report.attemptLog;
+  // what a resumption after a crash needs to replay this block's decision (src/model/resume.ts)
+  if (report.iteration === null) log.activated = report.activated;
   return log;
 }
 

@@ -76,6 +76,11 @@ export class BoundaryPersister {
     await write;
   }
 
+  /** A resumed execution's events are numbered after the `seq` already stored. */
+  continueFrom(executionId: string, seq: number): void {
+    this.seq.set(executionId, seq);
+  }
+
   forget(executionId: string): void {
     this.seq.delete(executionId);
   }

@@ -26,6 +26,8 @@ export interface BlockRunInput {
   input: unknown;
   trigger: TriggerInfo;
   conversationId?: string;
+  /** the block's place in the execution (its inbox key: scope and block id), naming its run */
+  runKey?: string;
   services: BlockServices;
   emitChunk(text: string): void;
 }
@@ -257,6 +259,7 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, c
       return resolveValue(value, run.scope);
     },
     hasErrorConnection: run.block.hasErrorConnection,
+    runKey: `${run.executionId}|${run.runKey ?? run.block.id}`,
     signal,
     services: run.services,
     emitChunk(text: string) {

@@ -1,3 +1,4 @@
+import type { ResumePlan } from '../model/resume.js';
 import type { Bus } from '../bus/types.js';
 import type { AnyBlockType, BlockServices, TriggerInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
@@ -94,4 +95,15 @@ export interface StartRequest {
    * `start` resolves once the record exists.
    */
   awaitRecord?: boolean;
+  /**
+   * Resumes a run of this execution that a crash interrupted (its record exists, `running`):
+   * settled blocks are not run again, events continue after `lastSeq`, and the time limit
+   * counts from `startedAt` (src/server/recovery.ts).
+   */
+  resume?: {
+    plan: ResumePlan;
+    open: BlockLogEntry[];
+    lastSeq: number;
+    startedAt: number;
+  };
 }

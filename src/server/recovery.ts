@@ -1,15 +1,20 @@
 /**
  * Restart recovery: no execution stays `queued` or `running` after the process that owned it is
- * gone. `running` ones are failed with INTERRUPTED (their blocks may have had side effects, so
- * they are not silently re-run); `queued` ones had started no block and are run from scratch
- * under their own id. Decision and rationale: docs/operations.md.
+ * gone. With the embedded store `running` ones resume from their last persisted block boundary
+ * (resumption.ts; completed blocks are not run again) or, when that cannot be done, are failed
+ * with INTERRUPTED; `queued` ones had started no block and are run from scratch under their own
+ * id. On a shared store both are failed with INTERRUPTED once stale. Decision and rationale:
+ * docs/operations.md.
  */
 import type { Logger } from 'pino';
 import { isTroupeError } from '../errors.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { Engine } from '../runtime/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
+import { executionEvents } from '../bus/subjects.js';
+import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
+import { resumeExecution } from './resumption.js';
 import type { BoundaryItem, ExecutionRecord, ExecutionRepo, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
@@ -21,6 +26,8 @@ export interface RecoveryDeps {
   registry: BlockTypeRegistry;
   logger: Logger;
   now?: () => Date;
+  /** where an execution failed here is announced (SPEC §5 `execution.failed`), like the engine's */
+  events?: { bus: Bus; prefix: string };
 }
 
 export interface RecoveryOptions {
@@ -32,30 +39,40 @@ export interface RecoveryOptions {
    */
   mode: 'exclusive' | 'shared';
   staleAfterMs: number;
+  /** an execution's time limit: a resumed run gets what its first run left of it */
+  executionTimeoutMs: number;
 }
 
 export interface RecoveryReport {
   interrupted: string[];
   rerun: string[];
+  resumed: string[];
 }
 
 export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOptions): Promise<RecoveryReport> {
   const now = deps.now ?? (() => new Date());
   const cutoff = opts.mode === 'shared' ? now().getTime() - opts.staleAfterMs : Number.POSITIVE_INFINITY;
-  const report: RecoveryReport = { interrupted: [], rerun: [] };
+  const report: RecoveryReport = { interrupted: [], rerun: [], resumed: [] };
   const repo = deps.store.executions;
-  const failStatuses: ExecutionRecord['status'][] = opts.mode === 'shared' ? ['running', 'queued'] : ['running'];
-  await drainOrphans(repo, failStatuses, cutoff, async (rec) => {
-    if (await markInterrupted(repo, rec, now())) report.interrupted.push(rec.id);
-  });
-  if (opts.mode === 'exclusive') {
+  if (opts.mode === 'shared') {
+    await drainOrphans(repo, ['running', 'queued'], cutoff, async (rec) => {
+      if (await interrupt(deps, rec, now())) report.interrupted.push(rec.id);
+    });
+  } else {
+    await drainOrphans(repo, ['running'], cutoff, async (rec) => {
+      if (await resumeExecution(deps, rec, opts.executionTimeoutMs)) report.resumed.push(rec.id);
+      else if (await interrupt(deps, rec, now())) report.interrupted.push(rec.id);
+    });
     await drainOrphans(repo, ['queued'], cutoff, async (rec) => {
       if (await rerun(deps, rec, now)) report.rerun.push(rec.id);
       else report.interrupted.push(rec.id);
     });
   }
-  if (report.interrupted.length + report.rerun.length > 0) {
-    deps.logger.warn({ interrupted: report.interrupted.length, rerun: report.rerun.length }, 'recovered executions left unfinished by a previous process');
+  if (report.interrupted.length + report.rerun.length + report.resumed.length > 0) {
+    deps.logger.warn(
+      { interrupted: report.interrupted.length, rerun: report.rerun.length, resumed: report.resumed.length },
+      'recovered executions left unfinished by a previous process',
+    );
   }
   return report;
 }
@@ -91,8 +108,28 @@ function startTime(rec: ExecutionRecord): number {
   return at === undefined || at === null ? 0 : Date.parse(at);
 }
 
-/** Fails the record with INTERRUPTED and appends the `done` event live SSE readers wait for. */
-export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord, at: Date): Promise<boolean> {
+/** Fails the record (markInterrupted) and publishes `execution.failed` as the engine would have. */
+async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date): Promise<boolean> {
+  const durationMs = await markInterrupted(deps.store.executions, rec, at);
+  if (durationMs === false) return false;
+  const events = deps.events;
+  if (events !== undefined) {
+    const payload = { executionId: rec.id, workflowId: rec.workflowId, trigger: rec.trigger, status: 'failed', durationMs };
+    try {
+      events.bus.publish(executionEvents(events.prefix, 'failed'), payload);
+    } catch (err) {
+      // the record is failed whatever becomes of the announcement
+      deps.logger.warn({ err, executionId: rec.id }, 'could not publish execution.failed for an interrupted execution');
+    }
+  }
+  return true;
+}
+
+/**
+ * Fails the record with INTERRUPTED and appends the `done` event live SSE readers wait for.
+ * Returns the duration recorded, or false when the record is gone.
+ */
+export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord, at: Date): Promise<number | false> {
   const endedAt = at.toISOString();
   const started = rec.startedAt === null ? null : Date.parse(rec.startedAt);
   const durationMs = started === null || Number.isNaN(started) ? null : Math.max(0, at.getTime() - started);
@@ -116,7 +153,7 @@ export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord,
       patch: { status: 'failed', output: null, error, endedAt, durationMs },
       events: [{ executionId: rec.id, seq, event: 'done', data: done, at: endedAt }],
     });
-    return true;
+    return done.durationMs;
   } catch (err) {
     if (isTroupeError(err) && err.code === 'NOT_FOUND') return false;
     throw err;
@@ -141,7 +178,7 @@ async function rerun(deps: RecoveryDeps, rec: ExecutionRecord, now: () => Date):
     return true;
   } catch (err) {
     deps.logger.error({ err, executionId: rec.id }, 'cannot re-run a queued execution');
-    await markInterrupted(deps.store.executions, rec, now());
+    await interrupt(deps, rec, now());
     return false;
   }
 }

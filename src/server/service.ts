@@ -89,11 +89,12 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
 
 function recover(runtime: Runtime, logger: Logger, shared: boolean): Promise<RecoveryReport> {
   return recoverExecutions(
-    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger },
+    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, events: { bus: runtime.bus, prefix: runtime.config.busPrefix } },
     {
       mode: shared || runtime.store.kind === 'mongodb' ? 'shared' : 'exclusive',
       // past its time limit an execution cannot still be running on a live instance
       staleAfterMs: runtime.config.executionTimeoutMs + SHARED_SWEEP_MS,
+      executionTimeoutMs: runtime.config.executionTimeoutMs,
     },
   );
 }

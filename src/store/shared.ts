@@ -75,6 +75,7 @@ export function normalizeLog(log: BlockLog): BlockLog {
     input: log.input ?? null, output: log.output ?? null, error: log.error ?? null,
     errorHandled: log.errorHandled === true, attempts: log.attempts, iteration: log.iteration ?? null,
     ...(Array.isArray(log.attemptLog) ? { attemptLog: log.attemptLog } : {}),
+    ...(Array.isArray(log.activated) ? { activated: log.activated } : {}),
   };
 }
 

@@ -141,6 +141,11 @@ export interface BlockLog {
   iteration: unknown | null;
   /** per-attempt detail where the block retries (API block): status or error code, delay */
   attemptLog?: unknown[];
+  /**
+   * connection indexes a top-level block activated when it settled: kept so a run interrupted
+   * by a crash can resume (src/model/resume.ts); not shown by the HTTP API
+   */
+  activated?: number[];
 }
 
 export interface ExecutionEvent {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
+import { idempotencyKeyOf } from '../../src/blocks/api.js';
 import { createOutboundClient } from '../../src/outbound/client.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { systemClock } from '../../src/runtime/clock.js';
@@ -106,5 +107,30 @@ forEachBus('API block in workflows', (getBus) => {
     expect(text).not.to.contain('tok/en+secret value');
     expect(text).not.to.contain(encodeURIComponent('tok/en+secret value'));
     expect(text).to.contain('***');
+  });
+
+  it("derives a POST's Idempotency-Key from its block run: one per execution and iteration, the same for a repeated run", async () => {
+    const engine = engineWith(getBus(), store);
+    const doc = {
+      name: 'pay', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'l', type: 'loop', name: 'Each', config: { kind: 'forEach', items: '<start.items>' } },
+        { id: 'p', type: 'api', name: 'Pay', parent: 'l', config: { url: `${server.origin}/pay`, method: 'POST', body: { item: '<loop.item>' }, retryBaseMs: 1 } },
+      ],
+      connections: [{ from: 'start', to: 'l' }],
+    };
+    server.script('/pay', [{ status: 503 }, { status: 200 }, { status: 200 }, { status: 200 }, { status: 200 }]);
+    const first = await run(engine, doc, { items: ['a', 'b'] });
+    expect(first.status).to.equal('completed');
+    const second = await run(engine, doc, { items: ['a'] });
+    expect(second.status).to.equal('completed');
+    const keys = server.requestsTo('/pay').map((r) => r.headers['idempotency-key']);
+    // iteration 0 was retried with its key; iteration 1 and the next execution have keys of their own
+    expect(keys).to.have.length(4);
+    expect(keys[0]).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(keys[1]).to.equal(keys[0]);
+    expect(new Set(keys).size).to.equal(3);
+    // the key names the run, so the same run repeated (after a crash resumed it) sends the same one
+    expect(keys[0]).to.equal(idempotencyKeyOf(`${first.id}|root/l/0|p`));
   });
 });

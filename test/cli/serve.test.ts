@@ -212,24 +212,83 @@ describe('troupe serve (child process)', function () {
     expect(acked).to.not.include('missing-id');
 
     proc = await startServe(data);
-    expect(proc.stdout()).to.match(/recovered \d+ interrupted/);
+    const resumed = Number(/recovered executions left by the previous run: (\d+) resumed/.exec(proc.stdout())?.[1] ?? 0);
+    expect(resumed, proc.stdout()).to.be.greaterThan(0);
+    // the interrupted ones resumed from their last block boundary: every acknowledged one completes
     const records = await waitTerminal(proc.url, token, acked, 60_000);
-    let interrupted = 0;
-    for (const rec of records.values()) {
-      if (rec.status === 'failed') {
-        expect(rec.error).to.deep.equal({ code: 'INTERRUPTED', message: 'the service stopped while this execution was running', blockId: null });
-        expect(rec.endedAt).to.be.a('string');
-        interrupted++;
-      } else {
-        expect(rec.status).to.equal('completed');
-        expect(rec.output).to.deep.include({ status: 200 });
-      }
+    for (const [id, rec] of records) {
+      expect(rec.status, `${id}: ${JSON.stringify(rec.error)}`).to.equal('completed');
+      expect(rec.output).to.deep.include({ status: 200 });
+      expect(rec.logs.map((l: { blockId: string }) => l.blockId)).to.deep.equal(['start', 'work', 'reply']);
     }
-    expect(interrupted).to.be.greaterThan(0);
     // and the service keeps working after recovery
     const after = await call(proc.url, 'POST', '/api/workflows/load/execute', { apiKey: key, body: { input: { n: 99 } } });
     expect(after.status).to.equal(200);
     expect(after.body).to.deep.equal({ n: 99 });
+  });
+});
+
+describe('troupe serve: resumption after SIGKILL (child process)', function () {
+  this.timeout(120_000);
+  let proc: ServeProcess | undefined;
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-resume-'));
+  });
+  afterEach(async () => {
+    await ensureStopped(proc);
+    proc = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const twoSteps = {
+    id: 'two-steps',
+    name: 'Two steps',
+    blocks: [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'a', type: 'function', name: 'A', config: { code: 'return { token: Math.random(), at: Date.now() };' } },
+      { id: 'b', type: 'function', name: 'B', config: { code: 'await new Promise((r) => setTimeout(r, 1500));\nreturn <a.result>;' } },
+      { id: 'reply', type: 'response', name: 'Reply', config: { status: 200, data: { a: '<a.result>', b: '<b.result>' } } },
+    ],
+    connections: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'reply' }],
+  };
+
+  it('resumes an execution from its last block boundary: completed blocks are not run again', async () => {
+    const data = join(dir, 'data');
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    const key = await deploy(proc.url, token, twoSteps);
+    const ack = await call(proc.url, 'POST', '/api/workflows/two-steps/execute', { apiKey: key, body: { input: {}, async: true } });
+    expect(ack.status).to.equal(202);
+    const id = ack.body.executionId as string;
+    let before: any;
+    await waitForAsync(async () => {
+      before = (await call(proc?.url ?? '', 'GET', `/api/executions/${id}`, { token })).body;
+      const states = Object.fromEntries((before.logs as { blockId: string; status: string }[]).map((l) => [l.blockId, l.status]));
+      // a running block has no log yet (only its block.started event): B is under way
+      return states['a'] === 'completed' && states['b'] === undefined && before.status === 'running';
+    }, 30_000);
+    proc.child.kill('SIGKILL');
+    expect(await proc.exited).to.equal('SIGKILL');
+
+    proc = await startServe(data);
+    expect(proc.stdout()).to.match(/1 resumed from their last block boundary/);
+    const rec = (await waitTerminal(proc.url, token, [id], 30_000)).get(id);
+    expect(rec.status, JSON.stringify(rec.error)).to.equal('completed');
+    const a = before.logs.find((l: { blockId: string }) => l.blockId === 'a');
+    // A's result before the crash is what B and the response saw after it: A did not run again
+    expect(rec.output.data).to.deep.equal({ a: a.output.result, b: a.output.result });
+    expect(rec.logs.find((l: { blockId: string }) => l.blockId === 'a')).to.deep.equal(a);
+    expect(rec.logs.map((l: { blockId: string; status: string; order: number }) => [l.blockId, l.status, l.order])).to.deep.equal([
+      ['start', 'completed', 0], ['a', 'completed', 1], ['b', 'completed', 2], ['reply', 'completed', 3],
+    ]);
+    expect(rec.startedAt).to.equal(before.startedAt);
+    // the events replay both runs in one sequence, ending with done
+    const events = await fetch(`${proc.url}/api/executions/${id}/events`, { headers: { Authorization: `Bearer ${token}` } });
+    const text = await events.text();
+    const seqs = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(seqs).to.deep.equal(seqs.map((_, i) => i + 1));
+    expect(text.trim().split('\n\n').at(-1)).to.match(/^event: done/m);
   });
 });
 

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../config/load.js';
+import { executionEvents } from '../../src/bus/subjects.js';
 import { openRuntime, type Runtime } from '../../src/main.js';
 import type { WorkflowDef } from '../../src/model/types.js';
 import { INTERRUPTED_MESSAGE, recoverExecutions } from '../../src/server/recovery.js';
 import { loadServiceSecrets } from '../../src/server/secrets-at-rest.js';
-import type { ExecutionRecord } from '../../src/store/types.js';
+import type { BlockLog, ExecutionRecord } from '../../src/store/types.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -22,9 +23,20 @@ const echo = {
   connections: [{ from: 'start', to: 'f' }],
 } as unknown as WorkflowDef & { id: string };
 
-function record(id: string, status: ExecutionRecord['status'], startedAt: string | null): ExecutionRecord {
-  return { id, workflowId: 'echo', version: 1, status, trigger: { type: 'api' }, input: { x: 21 }, output: null, error: null, startedAt, endedAt: null, durationMs: null };
+function record(id: string, status: ExecutionRecord['status'], startedAt: string | null, workflowId = 'echo'): ExecutionRecord {
+  return { id, workflowId, version: 1, status, trigger: { type: 'api' }, input: { x: 21 }, output: null, error: null, startedAt, endedAt: null, durationMs: null };
 }
+
+/** A stored block log as the engine writes it (`activated` omitted to play a log of an older version). */
+function log(blockId: string, blockType: string, order: number, status: string, output: unknown, activated?: number[]): BlockLog {
+  const at = `2026-01-01T00:00:00.${String(100 + order).padStart(3, '0')}Z`;
+  return {
+    blockId, blockName: blockId, blockType, status, order, startedAt: at, endedAt: status === 'running' ? null : at, durationMs: status === 'running' ? null : 0,
+    input: null, output, error: null, errorHandled: false, attempts: status === 'running' ? 0 : 1, iteration: null, ...(activated ? { activated } : {}),
+  };
+}
+
+const STARTER_OUT = { input: { x: 21 }, x: 21, trigger: { type: 'api' } };
 
 describe('server: restart recovery', function () {
   this.timeout(30_000);
@@ -41,23 +53,38 @@ describe('server: restart recovery', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const deps = (now?: () => Date) => ({ store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger: silent, ...(now ? { now } : {}) });
+  const deps = (now?: () => Date) => ({
+    store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger: silent, ...(now ? { now } : {}),
+    events: { bus: runtime.bus, prefix: runtime.config.busPrefix },
+  });
 
-  it('fails running executions with INTERRUPTED and a done event; re-runs queued ones under their id', async () => {
+  const opts = { mode: 'exclusive' as const, staleAfterMs: 1, executionTimeoutMs: 300_000 };
+
+  it('fails running executions it cannot resume with INTERRUPTED and a done event; re-runs queued ones under their id', async () => {
     const repo = runtime.store.executions;
     await repo.create(record('r1', 'running', '2026-01-01T00:00:00.000Z'));
-    await repo.saveBoundary('r1', { events: [{ executionId: 'r1', seq: 1, event: 'block.started', data: {}, at: '2026-01-01T00:00:00.001Z' }] });
+    // a settled log that does not say which connections it activated (written before resumption existed)
+    await repo.saveBoundary('r1', {
+      logs: [log('start', 'starter', 0, 'completed', STARTER_OUT)],
+      events: [{ executionId: 'r1', seq: 1, event: 'block.started', data: {}, at: '2026-01-01T00:00:00.001Z' }],
+    });
     await repo.create(record('q1', 'queued', null));
     await repo.create(record('done', 'completed', '2026-01-01T00:00:00.000Z'));
     const at = new Date('2026-01-01T00:00:05.000Z');
-    const report = await recoverExecutions(deps(() => at), { mode: 'exclusive', staleAfterMs: 1 });
-    expect(report).to.deep.equal({ interrupted: ['r1'], rerun: ['q1'] });
+    const announced: unknown[] = [];
+    const sub = runtime.bus.subscribe(executionEvents(runtime.config.busPrefix, 'failed'), (m) => announced.push(m.data));
+    const report = await recoverExecutions(deps(() => at), opts);
+    expect(report).to.deep.equal({ interrupted: ['r1'], rerun: ['q1'], resumed: [] });
 
     const r1 = await repo.get('r1');
     expect(r1?.status).to.equal('failed');
     expect(r1?.error).to.deep.equal({ code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE, blockId: null });
     expect(r1?.endedAt).to.equal(at.toISOString());
     expect(r1?.durationMs).to.equal(5000);
+    // SPEC §5: subscribers hear that it failed, as from the engine
+    await new Promise((r) => setTimeout(r, 20));
+    sub.unsubscribe();
+    expect(announced).to.deep.equal([{ executionId: 'r1', workflowId: 'echo', trigger: { type: 'api' }, status: 'failed', durationMs: 5000 }]);
     const events = await repo.listEvents('r1');
     expect(events.map((e) => [e.seq, e.event])).to.deep.equal([[1, 'block.started'], [2, 'done']]);
 
@@ -67,12 +94,97 @@ describe('server: restart recovery', function () {
     expect(q1?.output).to.deep.equal({ result: 42, stdout: '' });
     expect((await repo.get('done'))?.status).to.equal('completed');
     // nothing is left to recover
-    expect(await recoverExecutions(deps(), { mode: 'exclusive', staleAfterMs: 1 })).to.deep.equal({ interrupted: [], rerun: [] });
+    expect(await recoverExecutions(deps(), opts)).to.deep.equal({ interrupted: [], rerun: [], resumed: [] });
+  });
+
+  describe('resumption from the last block boundary', () => {
+    const chain = {
+      id: 'chain', name: 'Chain',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'a', type: 'function', name: 'A', config: { code: 'return Math.random();' } },
+        { id: 'b', type: 'function', name: 'B', config: { code: 'return <a.result>;' } },
+      ],
+      connections: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }],
+    } as unknown as WorkflowDef & { id: string };
+    const branching = {
+      id: 'branching', name: 'Branching',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'c', type: 'condition', name: 'Big', config: { branches: [{ id: 'yes', expression: '<start.x> > 100' }], else: true } },
+        { id: 'r1', type: 'response', name: 'Large', config: { status: 200, data: { size: 'large', x: '<start.x>' } } },
+        { id: 'r2', type: 'response', name: 'Small', config: { status: 200, data: { size: 'small' } } },
+      ],
+      connections: [{ from: 'start', to: 'c' }, { from: 'c', handle: 'yes', to: 'r1' }, { from: 'c', handle: 'else', to: 'r2' }],
+    } as unknown as WorkflowDef & { id: string };
+    const events = (id: string, n: number) => Array.from({ length: n }, (_, i) => ({ executionId: id, seq: i + 1, event: 'block.started', data: {}, at: '2026-01-01T00:00:00.120Z' }));
+
+    beforeEach(async () => {
+      await runtime.store.workflows.create(chain);
+      await runtime.store.workflows.create(branching);
+    });
+
+    it('does not run settled blocks again: the block that was running runs with their recorded outputs', async () => {
+      const repo = runtime.store.executions;
+      await repo.create(record('c1', 'running', '2026-01-01T00:00:00.000Z', 'chain'));
+      await repo.saveBoundary('c1', {
+        logs: [log('start', 'starter', 0, 'completed', STARTER_OUT, [0]), log('a', 'function', 1, 'completed', { result: 0.25, stdout: '' }, [1]), log('b', 'function', 2, 'running', null)],
+        events: events('c1', 5),
+      });
+      expect(await recoverExecutions(deps(), opts)).to.deep.equal({ interrupted: [], rerun: [], resumed: ['c1'] });
+      await runtime.engine.whenIdle(10_000);
+      const c1 = await repo.get('c1');
+      expect(c1?.status).to.equal('completed');
+      expect(c1?.output).to.deep.equal({ result: 0.25, stdout: '' });
+      expect(c1?.startedAt).to.equal('2026-01-01T00:00:00.000Z');
+      expect(c1?.logs.map((l) => [l.blockId, l.status, l.order])).to.deep.equal([['start', 'completed', 0], ['a', 'completed', 1], ['b', 'completed', 3]]);
+      expect(c1?.logs[1]?.startedAt).to.equal('2026-01-01T00:00:00.101Z');
+      const seqs = (await repo.listEvents('c1')).map((e) => [e.seq, e.event]);
+      expect(seqs.slice(5)).to.deep.equal([[6, 'block.started'], [7, 'block.completed'], [8, 'done']]);
+    });
+
+    it('follows the decisions recorded before the crash, not new ones', async () => {
+      const repo = runtime.store.executions;
+      await repo.create(record('b1', 'running', '2026-01-01T00:00:00.000Z', 'branching'));
+      // x is 21, but the condition had chosen `yes` (a different input then, say): that path goes on
+      await repo.saveBoundary('b1', {
+        logs: [log('start', 'starter', 0, 'completed', STARTER_OUT, [0]), log('c', 'condition', 1, 'completed', { selectedBranch: 'yes', result: true }, [1])],
+        events: events('b1', 3),
+      });
+      expect((await recoverExecutions(deps(), opts)).resumed).to.deep.equal(['b1']);
+      await runtime.engine.whenIdle(10_000);
+      const b1 = await repo.get('b1');
+      expect(b1?.status).to.equal('completed');
+      expect(b1?.output).to.deep.equal({ status: 200, headers: {}, data: { size: 'large', x: 21 } });
+      expect(b1?.logs.map((l) => [l.blockId, l.status])).to.deep.equal([['start', 'completed'], ['c', 'completed'], ['r1', 'completed'], ['r2', 'skipped']]);
+      expect((b1?.context as { decisions: unknown }).decisions).to.deep.equal({ c: 'yes' });
+    });
+
+    it('ends at once when the settled blocks decide the end: a response, or a failure with no error connection', async () => {
+      const repo = runtime.store.executions;
+      await repo.create(record('d1', 'running', '2026-01-01T00:00:00.000Z', 'branching'));
+      await repo.saveBoundary('d1', {
+        logs: [
+          log('start', 'starter', 0, 'completed', STARTER_OUT, [0]),
+          log('c', 'condition', 1, 'completed', { selectedBranch: 'else', result: false }, [2]),
+          log('r2', 'response', 2, 'completed', { status: 201, headers: {}, data: { size: 'small' } }, []),
+        ],
+      });
+      await repo.create(record('f1', 'running', '2026-01-01T00:00:00.000Z', 'chain'));
+      const failed = { ...log('a', 'function', 1, 'failed', null, []), error: { code: 'FUNCTION_ERROR', message: 'boom' } };
+      await repo.saveBoundary('f1', { logs: [log('start', 'starter', 0, 'completed', STARTER_OUT, [0]), failed] });
+      expect((await recoverExecutions(deps(), opts)).resumed).to.deep.equal(['d1', 'f1']);
+      await runtime.engine.whenIdle(10_000);
+      const d1 = await repo.get('d1');
+      expect([d1?.status, d1?.output, d1?.logs.length]).to.deep.equal(['completed', { status: 201, headers: {}, data: { size: 'small' } }, 3]);
+      const f1 = await repo.get('f1');
+      expect([f1?.status, f1?.error, f1?.logs.length]).to.deep.equal(['failed', { code: 'FUNCTION_ERROR', message: 'boom', blockId: 'a' }, 2]);
+    });
   });
 
   it('fails a queued execution whose workflow version is gone', async () => {
     await runtime.store.executions.create({ ...record('q2', 'queued', null), version: 9 });
-    const report = await recoverExecutions(deps(), { mode: 'exclusive', staleAfterMs: 1 });
+    const report = await recoverExecutions(deps(), opts);
     expect(report.interrupted).to.deep.equal(['q2']);
     expect((await runtime.store.executions.get('q2'))?.status).to.equal('failed');
   });
@@ -83,8 +195,8 @@ describe('server: restart recovery', function () {
     await repo.create({ ...record('oldq', 'queued', '2026-01-01T00:00:01.000Z'), createdAt: '2026-01-01T00:00:01.000Z' });
     await repo.create({ ...record('young', 'running', '2026-01-01T00:09:00.000Z'), createdAt: '2026-01-01T00:09:00.000Z' });
     const now = () => new Date('2026-01-01T00:10:00.000Z');
-    const report = await recoverExecutions(deps(now), { mode: 'shared', staleAfterMs: 5 * 60_000 });
-    expect(report).to.deep.equal({ interrupted: ['old', 'oldq'], rerun: [] });
+    const report = await recoverExecutions(deps(now), { mode: 'shared', staleAfterMs: 5 * 60_000, executionTimeoutMs: 300_000 });
+    expect(report).to.deep.equal({ interrupted: ['old', 'oldq'], rerun: [], resumed: [] });
     expect((await repo.get('young'))?.status).to.equal('running');
   });
 });

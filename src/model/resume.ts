@@ -1,0 +1,111 @@
+/**
+ * Resuming an execution from its last persisted block boundary (DESIGN "The shape"; decision
+ * and limits in docs/operations.md). Pure: from the compiled workflow and the logs in the
+ * store, what the resumed run takes as settled, and the inbox messages that tell the blocks not
+ * yet settled what their settled upstream blocks decided. Completed blocks are not run again.
+ */
+import type { CompiledWorkflow } from './compiled.js';
+
+/** The part of a stored block log a resumption reads. */
+export interface PriorLog {
+  blockId: string;
+  status: string;
+  order: number;
+  output: unknown;
+  error: unknown;
+  errorHandled: boolean;
+  iteration: unknown;
+  /** connection indexes the block activated when it settled (top-level logs) */
+  activated?: readonly number[];
+}
+
+export interface SettledBlock {
+  blockId: string;
+  status: 'completed' | 'failed' | 'skipped';
+  output: Record<string, unknown> | null;
+  error: unknown;
+  errorHandled: boolean;
+  activated: readonly number[];
+}
+
+/** One connection from a settled block to one that is not: settled, active or not, with what it carries. */
+export interface ReplayMessage {
+  connection: number;
+  to: string;
+  active: boolean;
+  carried: Record<string, unknown>;
+}
+
+export interface ResumePlan {
+  /** top-level blocks settled before the interruption, in the order they started */
+  settled: SettledBlock[];
+  replay: ReplayMessage[];
+  /** the next log order number (after every stored log) */
+  nextOrder: number;
+}
+
+const SETTLED = new Set(['completed', 'failed', 'skipped']);
+
+/**
+ * The plan, or why there is none: a settled top-level log without `activated` (written before
+ * resumption existed) cannot say which paths it opened, and a log naming a block the workflow
+ * version does not have means the logs do not belong to it.
+ */
+export function planResume(workflow: CompiledWorkflow, logs: readonly PriorLog[]): { plan: ResumePlan } | { reason: string } {
+  const settled = new Map<string, SettledBlock>();
+  let nextOrder = 0;
+  for (const log of [...logs].sort((a, b) => a.order - b.order)) {
+    nextOrder = Math.max(nextOrder, log.order + 1);
+    if (log.iteration !== null && log.iteration !== undefined) continue;
+    if (!SETTLED.has(log.status)) continue;
+    const block = workflow.blocks.get(log.blockId);
+    if (block === undefined || block.parent !== undefined) return { reason: `the log of block ${log.blockId} does not fit the workflow version` };
+    if (!Array.isArray(log.activated)) return { reason: `the log of block ${log.blockId} does not record which connections it activated` };
+    settled.set(log.blockId, {
+      blockId: log.blockId,
+      status: log.status as SettledBlock['status'],
+      output: isObject(log.output) ? log.output : null,
+      error: log.error ?? null,
+      errorHandled: log.errorHandled,
+      activated: log.activated,
+    });
+  }
+  return { plan: { settled: [...settled.values()], replay: replayMessages(workflow, settled), nextOrder } };
+}
+
+/**
+ * What each settled block told each downstream block that is not settled: exactly the messages
+ * of the interrupted run (outputs travel along every connection, active or not, filtered by
+ * what the connection carries), so the blocks still to run see the same inputs.
+ */
+function replayMessages(workflow: CompiledWorkflow, settled: ReadonlyMap<string, SettledBlock>): ReplayMessage[] {
+  const known = new Map<string, Record<string, unknown>>();
+  const knownOf = (blockId: string): Record<string, unknown> => {
+    const cached = known.get(blockId);
+    if (cached !== undefined) return cached;
+    const block = workflow.blocks.get(blockId);
+    const out: Record<string, unknown> = {};
+    for (const conn of block?.incoming ?? []) if (settled.has(conn.from)) Object.assign(out, knownOf(conn.from));
+    const own = settled.get(blockId)?.output;
+    if (block !== undefined && own !== null && own !== undefined) out[block.normName] = own;
+    known.set(blockId, out);
+    return out;
+  };
+  const replay: ReplayMessage[] = [];
+  for (const prior of settled.values()) {
+    const block = workflow.blocks.get(prior.blockId);
+    const activated = new Set(prior.activated);
+    for (const conn of block?.outgoing ?? []) {
+      if (settled.has(conn.to)) continue;
+      const from = knownOf(prior.blockId);
+      const carried: Record<string, unknown> = {};
+      for (const name of workflow.carry.get(conn.index) ?? []) if (name in from) carried[name] = from[name];
+      replay.push({ connection: conn.index, to: conn.to, active: activated.has(conn.index), carried });
+    }
+  }
+  return replay;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

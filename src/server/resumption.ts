@@ -38,6 +38,7 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
       input: rec.input,
       trigger: (rec.trigger ?? { type: 'api' }) as never,
       executionId: rec.id,
+      ...conversationOf(rec.trigger),
       // the time it had run before the crash counts; the downtime does not
       timeoutMs: Math.max(0, executionTimeoutMs - (lastActive - startedAt)),
       resume: { plan: planned.plan, open: openLogs(detail.logs), lastSeq: events.at(-1)?.seq ?? 0, startedAt },
@@ -50,6 +51,12 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     deps.logger.error({ err, executionId: rec.id }, 'cannot resume an interrupted execution');
     return false;
   }
+}
+
+/** A chat execution's conversation (its trigger names it): agent memory and the starter read it. */
+export function conversationOf(trigger: unknown): { conversationId?: string } {
+  const t = trigger as { type?: unknown; conversationId?: unknown } | null;
+  return t?.type === 'chat' && typeof t.conversationId === 'string' ? { conversationId: t.conversationId } : {};
 }
 
 function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): false {

@@ -160,6 +160,20 @@ describe('server: restart recovery', function () {
       expect((b1?.context as { decisions: unknown }).decisions).to.deep.equal({ c: 'yes' });
     });
 
+    it("keeps a chat execution's conversation when it starts over", async () => {
+      const convo = {
+        id: 'convo', name: 'Convo',
+        blocks: [{ id: 'start', type: 'starter', name: 'Start', config: {} }, { id: 'f', type: 'function', name: 'F', config: { code: 'return <start.conversationId>;' } }],
+        connections: [{ from: 'start', to: 'f' }],
+      } as unknown as WorkflowDef & { id: string };
+      await runtime.store.workflows.create(convo);
+      const repo = runtime.store.executions;
+      await repo.create({ ...record('v1', 'running', '2026-01-01T00:00:00.000Z', 'convo'), trigger: { type: 'chat', subdomain: 's', conversationId: 'conv-1' } });
+      expect((await recoverExecutions(deps(), opts)).resumed).to.deep.equal(['v1']);
+      await runtime.engine.whenIdle(10_000);
+      expect((await repo.get('v1'))?.output).to.deep.equal({ result: 'conv-1', stdout: '' });
+    });
+
     it('ends at once when the settled blocks decide the end: a response, or a failure with no error connection', async () => {
       const repo = runtime.store.executions;
       await repo.create(record('d1', 'running', '2026-01-01T00:00:00.000Z', 'branching'));

@@ -5,7 +5,7 @@ import { errorInfo } from '../src/errors.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
-import { prepareConfig, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
+import { isPermanentCode, prepareConfig, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
 import type { ContainerActorInput, ContainerEvent, ContainerOutput } from './iteration.js';
@@ -47,6 +47,10 @@ export interface BlockContext extends BlockActorInput {
   startedAt: number | null;
   /** a container's resolved config (or the error resolving it) */
   prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
+  /** a container's attempts so far (its block's `retry`) */
+  attempts: number;
+  /** a container's time limit (its block's `timeoutMs`) for the current attempt */
+  deadline: NodeJS.Timeout | null;
 }
 
 /**
@@ -62,6 +66,7 @@ export type BlockEvent =
   | { type: 'SKIP' }
   | { type: 'RUN.DONE'; outcome: BlockOutcome }
   | { type: 'CONTAINER.DONE'; output: ContainerOutput }
+  | { type: 'CONTAINER.RETRY' }
   | { type: 'xstate.stop' };
 
 export type BlockSnapshot = Snapshot<undefined> & {
@@ -149,18 +154,58 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
  * Returns the outcome instead when the config could not be resolved.
  */
 function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome | null {
-  context.prepared = prepareContainer(context);
+  context.prepared ??= prepareContainer(context);
   if (context.prepared !== null && 'error' in context.prepared) {
     return containerOutcome(context, { ok: false, results: [], error: null }, context.prepared.error);
   }
+  context.attempts += 1;
   const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic };
   const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
-  context.group.spawn(containerKey(context), logic, input, (end) => {
+  const key = containerKey(context);
+  context.group.spawn(key, logic, input, (end) => {
     if (self.getSnapshot().status !== 'active') return;
     const output: ContainerOutput = 'output' in end ? (end.output as ContainerOutput) : { ok: false, results: [], error: errorInfo(end.error) };
     self.send({ type: 'CONTAINER.DONE', output });
   });
+  const limit = context.block.timeoutMs;
+  if (limit !== undefined) {
+    const error = { code: 'BLOCK_TIMEOUT', message: `block "${context.block.name}" exceeded its ${limit} ms time limit` };
+    context.deadline = setTimeout(() => context.group.send(key, { type: 'CONTAINER.ABORT', error }), limit);
+  }
   return null;
+}
+
+/**
+ * A container attempt has ended. A failure the block's `retry` allows is tried again after its
+ * backoff (the same config, every iteration from the start, as a whole-block retry of any
+ * block); otherwise the block settles with the outcome, its attempts counted.
+ */
+function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: AnyActorRef): BlockSnapshot {
+  const context = snapshot.context;
+  clearDeadline(context);
+  const outcome = containerOutcome(context, output, null);
+  if (outcome.kind === 'failed' && retriesLeft(context, outcome.error.code)) {
+    const backoff = (context.block.retry?.backoffMs ?? 0) * 2 ** (context.attempts - 1);
+    context.run.services.clock.sleep(backoff, context.signal).then(
+      () => {
+        if (self.getSnapshot().status === 'active') self.send({ type: 'CONTAINER.RETRY' });
+      },
+      // cancelled while waiting: the scope has ended, and so has this actor
+      () => undefined,
+    );
+    return snapshot;
+  }
+  context.report(settleWith(context, { ...outcome, attempts: context.attempts }));
+  return inPhase(snapshot, 'settled');
+}
+
+function retriesLeft(context: BlockContext, code: string): boolean {
+  return context.attempts < (context.block.retry?.maxAttempts ?? 1) && !isPermanentCode(code) && !context.signal.aborted;
+}
+
+function clearDeadline(context: BlockContext): void {
+  if (context.deadline !== null) clearTimeout(context.deadline);
+  context.deadline = null;
 }
 
 function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
@@ -201,7 +246,10 @@ function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): Bloc
 
 function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): BlockSnapshot {
   // the actor stops when its execution ends: a task or container result after that is dropped
-  if (event.type === 'xstate.stop') return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
+  if (event.type === 'xstate.stop') {
+    clearDeadline(snapshot.context);
+    return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
+  }
   switch (snapshot.phase) {
     case 'waiting':
       if (event.type === 'INPUT') return onInput(snapshot, event.msg, scope);
@@ -213,8 +261,11 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
         snapshot.context.report(settleWith(snapshot.context, event.outcome));
         return inPhase(snapshot, 'settled');
       }
-      if (event.type === 'CONTAINER.DONE') {
-        snapshot.context.report(settleWith(snapshot.context, containerOutcome(snapshot.context, event.output, null)));
+      if (event.type === 'CONTAINER.DONE') return containerDone(snapshot, event.output, scope.self);
+      if (event.type === 'CONTAINER.RETRY') {
+        const failed = startContainer(snapshot.context, scope.self);
+        if (failed === null) return snapshot;
+        snapshot.context.report(settleWith(snapshot.context, failed));
         return inPhase(snapshot, 'settled');
       }
       return snapshot;
@@ -248,6 +299,8 @@ function initialContext(input: BlockActorInput): BlockContext {
     known: input.known === undefined ? {} : { ...input.known },
     startedAt: null,
     prepared: null,
+    attempts: 0,
+    deadline: null,
   };
 }
 

@@ -43,8 +43,17 @@ export type ContainerEvent =
   | BlockReport
   | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
 
-/** What a container machine receives: its children's reports, and a halt from deeper down. */
-export type ContainerMachineEvent = ContainerEvent | ContainerHalt;
+/**
+ * Ends the container's current attempt as failed with `error` (its block's time limit ran out):
+ * it stops what still runs in it, like a child failure does.
+ */
+export interface ContainerAbort {
+  type: 'CONTAINER.ABORT';
+  error: ErrorInfo;
+}
+
+/** What a container machine receives: its children's reports, a halt from deeper down, an abort from its block. */
+export type ContainerMachineEvent = ContainerEvent | ContainerHalt | ContainerAbort;
 
 /**
  * Tells the execution an iteration started or finished. A nested container names the iteration

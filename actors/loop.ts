@@ -106,6 +106,10 @@ export const loopMachine = setup({
     results: [],
   }),
   initial: 'deciding',
+  // the block's time limit: ends this attempt wherever it is (the final states ignore it)
+  on: {
+    'CONTAINER.ABORT': { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
+  },
   states: {
     deciding: {
       always: [

@@ -94,6 +94,10 @@ export const parallelMachine = setup({
     results: [],
   }),
   initial: 'checking',
+  // the block's time limit: ends this attempt wherever it is (the final states ignore it)
+  on: {
+    'CONTAINER.ABORT': { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
+  },
   states: {
     checking: {
       always: [{ guard: 'broken', target: 'failed' }, { target: 'running' }],

@@ -136,7 +136,11 @@ function failed(info: ErrorInfo, input: unknown, runs: number): BlockOutcome {
 
 /** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */
 function isPermanent(err: unknown): boolean {
-  const code = toTroupeError(err).code;
+  return isPermanentCode(toTroupeError(err).code);
+}
+
+/** Failures a whole-block retry would only repeat: bad input or config, a missing secret, a cancel. */
+export function isPermanentCode(code: string): boolean {
   return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED';
 }
 

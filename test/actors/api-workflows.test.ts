@@ -133,4 +133,36 @@ forEachBus('API block in workflows', (getBus) => {
     // the key names the run, so the same run repeated (after a crash resumed it) sends the same one
     expect(keys[0]).to.equal(idempotencyKeyOf(`${first.id}|root/l/0|p`));
   });
+
+  it("a container's whole-block retry runs it again, every iteration from the start, up to maxAttempts", async () => {
+    const engine = engineWith(getBus(), store);
+    const doc = (retry: unknown) => ({
+      name: 'retrying', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'l', type: 'loop', name: 'Each', retry, config: { kind: 'forEach', items: ['a', 'b'] } },
+        { id: 'g', type: 'api', name: 'Get', parent: 'l', config: { url: `${server.origin}/flaky/<loop.item>`, method: 'GET', retries: 0 } },
+      ],
+      connections: [{ from: 'start', to: 'l' }],
+    });
+    // b's first answer is a reset (no response: the child fails the loop); the loop's second attempt gets through
+    server.script('/flaky/a', [{ status: 200, body: { n: 1 } }, { status: 200, body: { n: 2 } }]);
+    server.script('/flaky/b', [{ reset: true }, { status: 200, body: { n: 3 } }]);
+    const { compiled } = loadWorkflow(doc({ maxAttempts: 3, backoffMs: 5 }), testRegistry);
+    const handle = await engine.start(compiled, { workflowId: 'api', version: 1, input: {}, trigger: { type: 'manual' } });
+    const ok = await handle.done;
+    expect(ok.status, JSON.stringify(ok.error)).to.equal('completed');
+    const rec = await store.executions.get(ok.id);
+    const loopLog = rec?.logs.find((l) => l.blockId === 'l');
+    expect(loopLog).to.deep.include({ status: 'completed', attempts: 2 });
+    expect((loopLog?.output as { results: { get: { data: unknown } }[] }).results.map((r) => r.get.data)).to.deep.equal([{ n: 2 }, { n: 3 }]);
+    expect(server.requestsTo('/flaky/a')).to.have.length(2);
+
+    server.script('/flaky/b', [{ reset: true }, { reset: true }, { reset: true }]);
+    server.script('/flaky/a', [{ status: 200 }, { status: 200 }, { status: 200 }]);
+    const failed = await run(engine, doc({ maxAttempts: 2, backoffMs: 1 }), {});
+    expect(failed.status).to.equal('failed');
+    expect(failed.error).to.deep.include({ code: 'CONNECTION_FAILED', blockId: 'l' });
+    const failedLog = (await store.executions.get(failed.id))?.logs.find((l) => l.blockId === 'l');
+    expect(failedLog).to.deep.include({ status: 'failed', attempts: 2 });
+  });
 });

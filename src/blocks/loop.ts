@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { collectionItems } from '../model/iteration.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
 import type { ContainerType } from './types.js';
 
@@ -8,11 +9,22 @@ export const countLike = z.union([
   z.string().refine((s) => hasPlaceholder(s) || /^\s*\d+\s*$/.test(s), 'a count is a whole number ≥ 0 or a reference'),
 ]);
 
+/**
+ * A collection (forEach `items`, parallel `items`): an array, an object, a JSON string holding
+ * one, or text with a reference or `{{NAME}}` (its value is known at run time and checked then).
+ * A number, a boolean or other text is refused where it is written, not when the block runs.
+ */
+export const collectionLike = z.unknown().superRefine((value, ctx) => {
+  if (typeof value === 'string' && hasPlaceholder(value)) return;
+  const items = collectionItems(value);
+  if (!items.ok) ctx.addIssue({ code: 'custom', message: `${items.message} (or a reference to one)` });
+});
+
 export const loopConfigSchema = z
   .object({
     kind: z.enum(['for', 'forEach', 'while', 'doWhile']),
     iterations: countLike.optional(),
-    items: z.unknown().optional(),
+    items: collectionLike.optional(),
     condition: z.string().min(1).optional(),
     maxIterations: z.number().int().min(1).max(1_000_000).default(1000),
   })

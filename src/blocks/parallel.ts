@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { countLike } from './loop.js';
+import { collectionLike, countLike } from './loop.js';
 import type { ContainerType } from './types.js';
 
 export const parallelConfigSchema = z
   .object({
     kind: z.enum(['count', 'collection']),
     count: countLike.optional(),
-    items: z.unknown().optional(),
+    items: collectionLike.optional(),
     concurrency: z.number().int().min(1).max(10_000).default(20),
   })
   .superRefine((c, ctx) => {

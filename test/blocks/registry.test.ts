@@ -38,6 +38,24 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     expect(issuesOf(doc).map((i) => i.split(':')[0])).to.deep.equal(['/blocks/1/config/method', '/blocks/1/config/timeoutMs', '/blocks/2/config/maxIterations']);
   });
 
+  it('refuses collection items that could never be iterated: a number, a boolean, text that is neither JSON nor a reference', () => {
+    const loop = (id: string, items: unknown) => [
+      { id, type: 'loop', name: id, config: { kind: 'forEach', items } },
+      { id: `${id}b`, type: 'function', name: `${id}b`, parent: id, config: { code: 'return 1' } },
+    ];
+    const doc = docWith([
+      ...loop('n', 5), ...loop('t', true), ...loop('abc', 'abc'), ...loop('q', '"just text"'),
+      { id: 'p', type: 'parallel', name: 'p', config: { kind: 'collection', items: 7 } },
+      { id: 'pb', type: 'function', name: 'pb', parent: 'p', config: { code: 'return 1' } },
+      // all of these can be iterated (or resolve at run time)
+      ...loop('arr', [1, 2]), ...loop('obj', { a: 1 }), ...loop('json', '["x"]'), ...loop('ref', '<start.items>'), ...loop('mixed', '[<start.a>, 2]'), ...loop('nil', null),
+    ]);
+    expect(issuesOf(doc).map((i) => i.split(':')[0])).to.deep.equal([
+      '/blocks/1/config/items', '/blocks/3/config/items', '/blocks/5/config/items', '/blocks/7/config/items', '/blocks/9/config/items',
+    ]);
+    expect(issuesOf(doc)[0]).to.match(/items must be an array, an object or a JSON string, got number/);
+  });
+
   it('checks what is literal when the workflow is saved: an API URL, a response status', () => {
     const doc = docWith([
       { id: 'a', type: 'api', name: 'A', config: { url: 'not a url' } },

@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
 
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+/** Decimal digits only: `0x50`, `1e3` or ` 12abc` are mistakes, not numbers. */
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+    z.number({ error: 'must be a whole number in decimal digits' }).int().min(min).max(max),
+  );
+/** Any case: TRUE, Yes and 1 all mean true. */
 const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(['true', 'false', '1', '0', 'yes', 'no']))
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const optionalString = z.string().min(1).optional();
 const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'must be an http:// or https:// URL');

@@ -40,13 +40,23 @@ function issueLines(details: unknown): string {
   return issues.map((i: { path?: string; message?: string }) => `  ${i.path || '/'}: ${i.message ?? ''}\n`).join('');
 }
 
+/** node:util parseArgs refusing the command line (ERR_PARSE_ARGS_*). */
+function isArgumentError(err: unknown): err is Error {
+  return err instanceof Error && String((err as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS_');
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`troupe: ${err.message}\n`);
-    else if (isTroupeError(err)) process.stderr.write(`troupe: ${err.code}: ${err.message}\n${issueLines(err.details)}`);
+    else if (isArgumentError(err)) {
+      // a missing option value, an unknown option: what was wrong, then how it is used
+      process.stderr.write(`troupe: ${err.message}\n${USAGE}\n`);
+      process.exitCode = 2;
+      return;
+    } else if (isTroupeError(err)) process.stderr.write(`troupe: ${err.code}: ${err.message}\n${issueLines(err.details)}`);
     else process.stderr.write(`troupe: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   },

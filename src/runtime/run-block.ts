@@ -67,14 +67,27 @@ export function redactionValues(secrets: ReadonlyMap<string, string>): string[] 
   if (cached !== undefined) return cached;
   const out = new Set<string>();
   for (const value of secrets.values()) {
-    if (value === '') continue;
-    out.add(value);
-    out.add(encodeURIComponent(value));
-    out.add(JSON.stringify(value).slice(1, -1));
+    for (const form of sentForms(value)) {
+      out.add(form);
+      out.add(encodeURIComponent(form));
+      out.add(JSON.stringify(form).slice(1, -1));
+    }
   }
   const values = [...out];
   redactionCache.set(secrets, values);
   return values;
+}
+
+/**
+ * The forms a secret's value may take once sent: as it is, and as an HTTP header carries it
+ * (surrounding whitespace trimmed, line breaks dropped), so an upstream echoing the header back
+ * is redacted too. A form shorter than 4 characters is left out: it would blank unrelated text.
+ */
+function sentForms(value: string): string[] {
+  if (value === '') return [];
+  const forms = new Set([value]);
+  for (const form of [value.trim(), value.replace(/[\r\n]+/g, '').trim()]) if (form.length >= 4) forms.add(form);
+  return [...forms];
 }
 
 /** Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws. */

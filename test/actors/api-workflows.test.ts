@@ -109,6 +109,24 @@ forEachBus('API block in workflows', (getBus) => {
     expect(text).to.contain('***');
   });
 
+  it('redacts a secret as a header carries it: trimmed, its line breaks dropped', async () => {
+    const engine = engineWith(getBus(), store, { PAD: '  padded-secret-42  ', WRAP: 'wrapped\nsecret-77' });
+    const doc = {
+      name: 'pad', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'call', type: 'api', name: 'Call', config: { url: `${server.origin}/echo-pad`, headers: [{ key: 'X-Pad', value: '{{PAD}}' }, { key: 'X-Wrap', value: '{{WRAP}}' }] } },
+      ],
+      connections: [{ from: 'start', to: 'call' }],
+    };
+    const result = await run(engine, doc, {});
+    const seen = server.requestsTo('/echo-pad')[0]?.headers ?? {};
+    const text = JSON.stringify(await store.executions.get(result.id));
+    for (const sent of [seen['x-pad'], seen['x-wrap']]) {
+      if (typeof sent === 'string' && sent !== '') expect(text, sent).not.to.contain(sent);
+    }
+    expect(text).not.to.contain('padded-secret-42');
+  });
+
   it("derives a POST's Idempotency-Key from its block run: one per execution and iteration, the same for a repeated run", async () => {
     const engine = engineWith(getBus(), store);
     const doc = {

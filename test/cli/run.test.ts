@@ -109,6 +109,14 @@ describe('troupe CLI: run and validate', function () {
     }
   });
 
+  it('answers a malformed command line with what is wrong and the usage, exit code 2', () => {
+    const r = troupe(['run', 'examples/branching.json', '--input'], dir);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/--input/);
+    expect(r.stderr).to.contain('usage:');
+    expect(r.stderr).to.not.match(/\n\s+at /);
+  });
+
   it('rejects a bad setting naming the variable', () => {
     const r = spawnSync(process.execPath, ['bin/troupe.js', 'run', 'examples/branching.json'], {
       cwd: root,

@@ -19,6 +19,14 @@ describe('config: loadConfig', () => {
     expect(c.models).to.deep.equal({ openai: { apiKey: 'sk-1', baseUrl: 'http://127.0.0.1:11434/v1' }, anthropic: { apiKey: 'sk-ant-2', baseUrl: undefined } });
   });
 
+  it('reads whole numbers in decimal digits only, and booleans in any case', () => {
+    expect(loadConfig({ TROUPE_PORT: ' 8080 ', TROUPE_ALLOW_PRIVATE_NETWORK: 'TRUE' })).to.deep.include({ port: 8080, allowPrivateNetwork: true });
+    expect(loadConfig({ TROUPE_ALLOW_PRIVATE_NETWORK: 'No' }).allowPrivateNetwork).to.equal(false);
+    for (const port of ['0x50', '1e3', '80.5', '-1']) {
+      expect(() => loadConfig({ TROUPE_PORT: port }), port).to.throw(ConfigError, /TROUPE_PORT: must be a whole number in decimal digits|TROUPE_PORT/);
+    }
+  });
+
   it('refuses bad values, naming each variable', () => {
     const bad = { TROUPE_CHAT_HOST: 'http://chat.example.com:3000', TROUPE_SMTP_FROM: 'not an address', TROUPE_TRUST_PROXY: '-1', TROUPE_PORT: 'x', OPENAI_BASE_URL: 'api.openai.com' };
     expect(() => loadConfig(bad)).to.throw(ConfigError).that.satisfies((e: Error) =>

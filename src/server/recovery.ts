@@ -14,7 +14,7 @@ import type { ExecutionResult } from '../runtime/types.js';
 import { executionEvents } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import { conversationOf, resumeExecution } from './resumption.js';
+import { resumeExecution, startAgain } from './resumption.js';
 import type { BoundaryItem, ExecutionRecord, ExecutionRepo, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
@@ -166,14 +166,7 @@ async function rerun(deps: RecoveryDeps, rec: ExecutionRecord, now: () => Date):
     const stored = await deps.store.workflows.getVersion(rec.workflowId, rec.version);
     if (stored === null) throw new Error(`workflow ${rec.workflowId} version ${rec.version} no longer exists`);
     const { compiled } = loadWorkflow(stored.definition, deps.registry);
-    const handle = await deps.engine.start(compiled, {
-      workflowId: rec.workflowId,
-      version: rec.version,
-      input: rec.input,
-      trigger: (rec.trigger ?? { type: 'api' }) as never,
-      executionId: rec.id,
-      ...conversationOf(rec.trigger),
-    });
+    const handle = await deps.engine.start(compiled, startAgain(rec));
     // the handle is not awaited: recovery must not hold up the start of the service
     handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'recovered execution failed to finish'));
     return true;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { planResume } from '../model/resume.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { Engine } from '../runtime/engine.js';
-import type { BlockLogEntry } from '../runtime/types.js';
+import type { BlockLogEntry, StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import type { BlockLog, ExecutionRecord, Store } from '../store/types.js';
 
@@ -33,12 +33,7 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     const startedAt = Date.parse(rec.startedAt ?? '') || Date.now();
     const lastActive = lastActivity(detail.logs, events.at(-1)?.at, startedAt);
     const handle = await deps.engine.start(compiled, {
-      workflowId: rec.workflowId,
-      version: rec.version,
-      input: rec.input,
-      trigger: (rec.trigger ?? { type: 'api' }) as never,
-      executionId: rec.id,
-      ...conversationOf(rec.trigger),
+      ...startAgain(rec),
       // the time it had run before the crash counts; the downtime does not
       timeoutMs: Math.max(0, executionTimeoutMs - (lastActive - startedAt)),
       resume: { plan: planned.plan, open: openLogs(detail.logs), lastSeq: events.at(-1)?.seq ?? 0, startedAt },
@@ -53,8 +48,20 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
   }
 }
 
+/** What starts a recorded execution again under its own id: its version, input, trigger and conversation. */
+export function startAgain(rec: ExecutionRecord): StartRequest {
+  return {
+    workflowId: rec.workflowId,
+    version: rec.version,
+    input: rec.input,
+    trigger: (rec.trigger ?? { type: 'api' }) as StartRequest['trigger'],
+    executionId: rec.id,
+    ...conversationOf(rec.trigger),
+  };
+}
+
 /** A chat execution's conversation (its trigger names it): agent memory and the starter read it. */
-export function conversationOf(trigger: unknown): { conversationId?: string } {
+function conversationOf(trigger: unknown): { conversationId?: string } {
   const t = trigger as { type?: unknown; conversationId?: unknown } | null;
   return t?.type === 'chat' && typeof t.conversationId === 'string' ? { conversationId: t.conversationId } : {};
 }

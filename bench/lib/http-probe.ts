@@ -1,7 +1,8 @@
 /**
  * Execute-endpoint throughput of the real service (createApp, SQLite in a temp dir, in-process
  * bus) as a ratio to a bare Koa route served by the same process in the same run (issue 4
- * target ≥ 0.5), and the p99 latency of execute. Loopback only; 20 keep-alive connections.
+ * target ≥ 0.5), and the p99 latency of execute. Loopback only; 20 keep-alive connections; the
+ * two loads alternate over several rounds and the medians are reported.
  * Shared by bench/http.bench.ts and the main benchmark.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,8 +41,15 @@ export interface RequestCost {
 
 export interface ProbeOptions {
   connections?: number;
+  /** requests per load run */
   requests?: number;
   warmup?: number;
+  /**
+   * load runs of each kind, interleaved (bare, execute, bare, execute, ...): the figures are the
+   * medians over the rounds, each ratio taken within its round, so a slow spell of this shared
+   * machine weighs on one round rather than on one side of the comparison
+   */
+  rounds?: number;
 }
 
 const WORKFLOW = {
@@ -63,7 +71,8 @@ interface Target {
 
 export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise<ExecuteThroughput> {
   const connections = opts.connections ?? 20;
-  const requests = opts.requests ?? 3000;
+  const requests = opts.requests ?? 2000;
+  const rounds = opts.rounds ?? 3;
   const warmup = opts.warmup ?? 500;
   const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-http-'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
@@ -88,15 +97,19 @@ export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise
     const koa: Target = { port: bare.port, path: '/ok', headers: { 'Content-Type': 'application/json' }, body: execute.body };
     await load(agent, koa, connections, warmup);
     await load(agent, execute, connections, warmup);
-    const koaRun = await load(agent, koa, connections, requests);
-    const execRun = await load(agent, execute, connections, requests);
+    const koaRuns: LoadRun[] = [];
+    const execRuns: LoadRun[] = [];
+    for (let i = 0; i < rounds; i++) {
+      koaRuns.push(await load(agent, koa, connections, requests));
+      execRuns.push(await load(agent, execute, connections, requests));
+    }
     return {
-      koaBareRps: koaRun.rps,
-      executeRps: execRun.rps,
-      ratio: execRun.rps / koaRun.rps,
-      p99Ms: percentile(execRun.latenciesMs, 0.99),
-      koaCost: koaRun.cost,
-      executeCost: execRun.cost,
+      koaBareRps: median(koaRuns.map((r) => r.rps)),
+      executeRps: median(execRuns.map((r) => r.rps)),
+      ratio: median(execRuns.map((r, i) => r.rps / (koaRuns[i]?.rps ?? r.rps))),
+      p99Ms: median(execRuns.map((r) => percentile(r.latenciesMs, 0.99))),
+      koaCost: medianCost(koaRuns),
+      executeCost: medianCost(execRuns),
     };
   } finally {
     agent.destroy();
@@ -123,8 +136,23 @@ async function startBareKoa(): Promise<{ port: number; close(): Promise<void> }>
   };
 }
 
+interface LoadRun {
+  rps: number;
+  latenciesMs: number[];
+  cost: RequestCost;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+}
+
+function medianCost(runs: LoadRun[]): RequestCost {
+  return { mainThreadUs: median(runs.map((r) => r.cost.mainThreadUs)), processCpuUs: median(runs.map((r) => r.cost.processCpuUs)) };
+}
+
 /** `total` POSTs spread over `connections` workers that each send the next one when theirs answers. */
-async function load(agent: http.Agent, target: Target, connections: number, total: number): Promise<{ rps: number; latenciesMs: number[]; cost: RequestCost }> {
+async function load(agent: http.Agent, target: Target, connections: number, total: number): Promise<LoadRun> {
   let issued = 0;
   const latenciesMs: number[] = [];
   const worker = async (): Promise<void> => {

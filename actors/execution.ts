@@ -35,6 +35,8 @@ export interface ExecutionActorInput {
   notify(event: ExecutionEvent): void;
   /** the start of the run this one resumes (its time limit is what that run left) */
   startedAt?: number;
+  /** the whole time limit, named in the timeout error (a resumed run's `timeoutMs` is what is left of it) */
+  limitMs?: number;
   /** what an interrupted run of this execution had settled (see resume.ts) */
   resume?: ResumeInput;
 }
@@ -296,7 +298,7 @@ export const executionMachine = setup({
         TIMEOUT: {
           target: 'failed',
           actions: assign(({ context }) => ({
-            error: { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.timeoutMs} ms time limit`, blockId: null },
+            error: { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.limitMs ?? context.timeoutMs} ms time limit`, blockId: null },
           })),
         },
         'BLOCK.FAILED': { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },

@@ -188,8 +188,9 @@ export function prepareRequest(request: OutboundRequest): PreparedRequest {
   }
   const headers: Record<string, string> = { ...request.headers };
   if (findHeader(headers, 'accept') === undefined) headers['Accept'] = 'application/json, text/plain, */*';
-  // only a request that may be sent twice needs a key the server can deduplicate on
-  const mayRepeat = request.retries > 0 && (request.method === 'POST' || request.method === 'PATCH');
+  // only a request that may be sent twice needs a key the server can deduplicate on: one this
+  // client retries, or one whose block run may be repeated (it names the run: idempotencyKey)
+  const mayRepeat = (request.retries > 0 || request.idempotencyKey !== undefined) && (request.method === 'POST' || request.method === 'PATCH');
   if (mayRepeat && findHeader(headers, 'idempotency-key') === undefined) headers['Idempotency-Key'] = request.idempotencyKey ?? randomUUID();
   const encoded = encodeRequestBody(request.method, request.body, headers);
   return {

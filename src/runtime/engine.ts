@@ -92,7 +92,9 @@ export class Engine {
       },
       blockTypes: this.deps.blockTypes,
       notify,
-      ...(req.resume === undefined ? {} : { resume: { plan: req.resume.plan, open: req.resume.open }, startedAt: req.resume.startedAt }),
+      ...(req.resume === undefined
+        ? {}
+        : { resume: { plan: req.resume.plan, open: req.resume.open }, startedAt: req.resume.startedAt, limitMs: req.resume.limitMs }),
     };
   }
 

@@ -105,5 +105,7 @@ export interface StartRequest {
     open: BlockLogEntry[];
     lastSeq: number;
     startedAt: number;
+    /** the execution's whole time limit (`timeoutMs` is what the interrupted runs left of it) */
+    limitMs: number;
   };
 }

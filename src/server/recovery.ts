@@ -14,8 +14,8 @@ import type { ExecutionResult } from '../runtime/types.js';
 import { executionEvents } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import { resumeExecution, startAgain } from './resumption.js';
-import type { BoundaryItem, ExecutionRecord, ExecutionRepo, Store } from '../store/types.js';
+import { resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
+import type { BoundaryItem, ExecutionRecord, ExecutionRepo, StatusCursor, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
 const BATCH = 500;
@@ -28,6 +28,7 @@ export interface RecoveryDeps {
   now?: () => Date;
   /** where an execution failed here is announced (SPEC §5 `execution.failed`), like the engine's */
   events?: { bus: Bus; prefix: string };
+  start?: ResumeDeps['start'];
 }
 
 export interface RecoveryOptions {
@@ -78,9 +79,9 @@ export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOption
 }
 
 /**
- * Hands every record in `statuses` older than `cutoff` to `handle`, oldest first. `handle` moves
- * a record out of those statuses, so listing again returns the next ones; a pass that moves
- * nothing ends the loop (a record that cannot be moved must not spin it).
+ * Hands every record in `statuses` older than `cutoff` to `handle`, oldest first, page by page
+ * past the last one seen: `handle` may leave a record in those statuses (a resumed execution
+ * stays `running`), so listing from the start again would return the same page forever.
  */
 async function drainOrphans(
   repo: ExecutionRepo,
@@ -88,18 +89,16 @@ async function drainOrphans(
   cutoff: number,
   handle: (rec: ExecutionRecord) => Promise<void>,
 ): Promise<void> {
-  const seen = new Set<string>();
+  let after: StatusCursor | undefined;
   for (;;) {
-    const batch = await repo.listByStatus(statuses, BATCH);
-    let progressed = false;
+    const batch = await repo.listByStatus(statuses, BATCH, after);
     for (const rec of batch) {
       if (startTime(rec) > cutoff) return;
-      if (seen.has(rec.id)) continue;
-      seen.add(rec.id);
-      progressed = true;
       await handle(rec);
     }
-    if (!progressed || batch.length < BATCH) return;
+    const last = batch.at(-1);
+    if (batch.length < BATCH || last?.createdAt === undefined || last.createdAt === null) return;
+    after = { createdAt: last.createdAt, id: last.id };
   }
 }
 
@@ -166,7 +165,7 @@ async function rerun(deps: RecoveryDeps, rec: ExecutionRecord, now: () => Date):
     const stored = await deps.store.workflows.getVersion(rec.workflowId, rec.version);
     if (stored === null) throw new Error(`workflow ${rec.workflowId} version ${rec.version} no longer exists`);
     const { compiled } = loadWorkflow(stored.definition, deps.registry);
-    const handle = await deps.engine.start(compiled, startAgain(rec));
+    const handle = await starter(deps)(compiled, startAgain(rec));
     // the handle is not awaited: recovery must not hold up the start of the service
     handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'recovered execution failed to finish'));
     return true;
@@ -205,7 +204,7 @@ export function requeueAwareExecutions(repo: ExecutionRepo): ExecutionRepo {
       return Promise.all(results.map((err, i) => (err === null ? null : requeued(repo, items[i], err))));
     },
     listEvents: (id, afterSeq) => repo.listEvents(id, afterSeq),
-    listByStatus: (statuses, limit) => repo.listByStatus(statuses, limit),
+    listByStatus: (statuses, limit, after) => repo.listByStatus(statuses, limit, after),
   };
 }
 

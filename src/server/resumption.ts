@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import { planResume } from '../model/resume.js';
 import type { BlockTypeRegistry } from '../model/types.js';
-import type { Engine } from '../runtime/engine.js';
+import type { CompiledWorkflow } from '../model/graph.js';
+import type { Engine, ExecutionHandle } from '../runtime/engine.js';
 import type { BlockLogEntry, StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import type { BlockLog, ExecutionRecord, Store } from '../store/types.js';
@@ -18,6 +19,16 @@ export interface ResumeDeps {
   engine: Engine;
   registry: BlockTypeRegistry;
   logger: Logger;
+  /**
+   * How a recorded execution is started again: the service's (ExecutionService.launch: live
+   * events, cancel, metrics) when there is one; the engine's otherwise
+   */
+  start?: (compiled: CompiledWorkflow, req: StartRequest & { executionId: string }) => Promise<ExecutionHandle>;
+}
+
+/** The service's start when given, else the engine's. */
+export function starter(deps: ResumeDeps): NonNullable<ResumeDeps['start']> {
+  return deps.start ?? ((compiled, req) => deps.engine.start(compiled, req));
 }
 
 /** True when the execution runs again; false (nothing started) when it cannot be resumed. */
@@ -31,12 +42,14 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     if ('reason' in planned) return cannot(deps, rec, planned.reason);
     const events = await deps.store.executions.listEvents(rec.id);
     const startedAt = Date.parse(rec.startedAt ?? '') || Date.now();
-    const lastActive = lastActivity(detail.logs, events.at(-1)?.at, startedAt);
-    const handle = await deps.engine.start(compiled, {
+    const activeMs = activeTime(detail, events.at(-1)?.at, startedAt);
+    // kept on the record so that a crash of this run too counts only running time (see activeTime)
+    await deps.store.executions.update(rec.id, { context: { resumed: { activeMs, at: new Date().toISOString() } } });
+    const handle = await starter(deps)(compiled, {
       ...startAgain(rec),
       // the time it had run before the crash counts; the downtime does not
-      timeoutMs: Math.max(0, executionTimeoutMs - (lastActive - startedAt)),
-      resume: { plan: planned.plan, open: openLogs(detail.logs), lastSeq: events.at(-1)?.seq ?? 0, startedAt },
+      timeoutMs: Math.max(0, executionTimeoutMs - activeMs),
+      resume: { plan: planned.plan, open: openLogs(detail.logs), lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
     });
     // not awaited: recovery must not hold up the start of the service
     handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'resumed execution failed to finish'));
@@ -49,7 +62,7 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
 }
 
 /** What starts a recorded execution again under its own id: its version, input, trigger and conversation. */
-export function startAgain(rec: ExecutionRecord): StartRequest {
+export function startAgain(rec: ExecutionRecord): StartRequest & { executionId: string } {
   return {
     workflowId: rec.workflowId,
     version: rec.version,
@@ -76,9 +89,20 @@ function openLogs(logs: readonly BlockLog[]): BlockLogEntry[] {
   return logs.filter((l) => l.status === 'running' || l.status === 'pending') as BlockLogEntry[];
 }
 
-/** When the interrupted run last did something: its newest event or log time. */
-function lastActivity(logs: readonly BlockLog[], lastEventAt: string | undefined, startedAt: number): number {
-  let last = startedAt;
+/**
+ * How long the execution has run, downtime left out: from its start (or from the last resume,
+ * which left what had run before it in `context.resumed`) until the last thing it did.
+ */
+function activeTime(rec: { context?: unknown; logs: readonly BlockLog[] }, lastEventAt: string | undefined, startedAt: number): number {
+  const resumed = (rec.context as { resumed?: { activeMs?: unknown; at?: unknown } } | null | undefined)?.resumed;
+  const before = typeof resumed?.activeMs === 'number' ? resumed.activeMs : 0;
+  const since = typeof resumed?.at === 'string' && !Number.isNaN(Date.parse(resumed.at)) ? Date.parse(resumed.at) : startedAt;
+  return before + (lastActivity(rec.logs, lastEventAt, since) - since);
+}
+
+/** When the interrupted run last did something (not before `since`): its newest event or log time. */
+function lastActivity(logs: readonly BlockLog[], lastEventAt: string | undefined, since: number): number {
+  let last = since;
   const consider = (at: string | null | undefined): void => {
     const ms = at ? Date.parse(at) : Number.NaN;
     if (!Number.isNaN(ms) && ms > last) last = ms;

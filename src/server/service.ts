@@ -11,7 +11,7 @@ import { buildApp } from '../http/app.js';
 import { smtpMailer } from '../service/mailer.js';
 import { openRuntime, type Runtime } from '../main.js';
 import { storeSecretSource } from '../service/index.js';
-import { recoverExecutions, type RecoveryReport } from './recovery.js';
+import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
 
@@ -46,7 +46,6 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     onError: (err) => logger.error({ err }, 'execution persistence failed'),
   });
   try {
-    const recovery = await recover(runtime, logger, false);
     const { app, services } = buildApp({
       config,
       store: runtime.store,
@@ -58,9 +57,12 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       secretKey: secrets.secretKey.value,
       ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl, config.smtpFrom) }),
     });
+    // before listening; through the execution service, so resumed runs are followed, cancelled and counted like any
+    const launch: Launch = (compiled, req) => services.executions.launch(compiled, req);
+    const recovery = await recover(runtime, logger, false, launch);
     const server = http.createServer(app.callback());
     const port = await listen(server, config);
-    const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger) : undefined;
+    const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger, launch) : undefined;
     // accepted webhook events left pending (a crash, back-pressure) start from here
     services.webhooks.startSweeper();
     services.schedules.start();
@@ -87,9 +89,14 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   }
 }
 
-function recover(runtime: Runtime, logger: Logger, shared: boolean): Promise<RecoveryReport> {
+type Launch = NonNullable<RecoveryDeps['start']>;
+
+function recover(runtime: Runtime, logger: Logger, shared: boolean, launch: Launch): Promise<RecoveryReport> {
   return recoverExecutions(
-    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, events: { bus: runtime.bus, prefix: runtime.config.busPrefix } },
+    {
+      store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch,
+      events: { bus: runtime.bus, prefix: runtime.config.busPrefix },
+    },
     {
       mode: shared || runtime.store.kind === 'mongodb' ? 'shared' : 'exclusive',
       // past its time limit an execution cannot still be running on a live instance
@@ -99,9 +106,9 @@ function recover(runtime: Runtime, logger: Logger, shared: boolean): Promise<Rec
   );
 }
 
-function startSweep(runtime: Runtime, logger: Logger): NodeJS.Timeout {
+function startSweep(runtime: Runtime, logger: Logger, launch: Launch): NodeJS.Timeout {
   const timer = setInterval(() => {
-    recover(runtime, logger, true).catch((err: unknown) => logger.error({ err }, 'recovery sweep failed'));
+    recover(runtime, logger, true, launch).catch((err: unknown) => logger.error({ err }, 'recovery sweep failed'));
   }, SHARED_SWEEP_MS);
   timer.unref();
   return timer;

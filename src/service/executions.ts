@@ -8,7 +8,8 @@ import type { TriggerInfo } from '../blocks/types.js';
 import { checkStarterInput } from '../blocks/starter.js';
 import { TroupeError, ValidationError } from '../errors.js';
 import type { Engine, ExecutionHandle } from '../runtime/engine.js';
-import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
+import type { CompiledWorkflow } from '../model/graph.js';
+import type { ExecutionEvent, ExecutionResult, StartRequest } from '../runtime/types.js';
 import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } from '../store/types.js';
 import type { LoadedWorkflow } from './compiled-cache.js';
 import { LiveExecutions, type SeqEvent } from './live.js';
@@ -89,21 +90,26 @@ export class ExecutionService {
    * StartRequest); `done` resolves when it has ended and its record is written.
    */
   async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: StartOptions = {}): Promise<ExecutionHandle> {
-    const id = opts.executionId ?? this.opts.newId?.() ?? newExecutionId();
+    return this.launch(loaded.compiled, {
+      workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: opts.executionId ?? this.opts.newId?.() ?? newExecutionId(),
+      ...(opts.awaitRecord === undefined ? {} : { awaitRecord: opts.awaitRecord }),
+      ...(opts.conversationId === undefined ? {} : { conversationId: opts.conversationId }),
+    });
+  }
+
+  /**
+   * Starts an execution from a whole request, with the bookkeeping of `start` (live events,
+   * cancel, metrics, capacity): restart recovery resumes and re-runs recorded executions here.
+   */
+  async launch(compiled: CompiledWorkflow, req: StartRequest & { executionId: string }): Promise<ExecutionHandle> {
+    const id = req.executionId;
+    const trigger = req.trigger;
     if (this.live.has(id)) throw new TroupeError('CONFLICT', `execution ${id} is already running here`, { details: { executionId: id } });
     const listener = this.live.open(id, (e) => this.observeBlock(e));
     this.starting += 1;
     let handle: ExecutionHandle;
     try {
-      handle = await this.opts.engine.start(
-        loaded.compiled,
-        {
-          workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: id,
-          ...(opts.awaitRecord === undefined ? {} : { awaitRecord: opts.awaitRecord }),
-          ...(opts.conversationId === undefined ? {} : { conversationId: opts.conversationId }),
-        },
-        listener,
-      );
+      handle = await this.opts.engine.start(compiled, req, listener);
     } catch (err) {
       this.live.close(id);
       throw err;

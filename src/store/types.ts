@@ -120,6 +120,12 @@ export interface ExecutionRecord {
   createdAt?: string;
 }
 
+/** Where a listByStatus page ends: the last record's createdAt and id. */
+export interface StatusCursor {
+  createdAt: string;
+  id: string;
+}
+
 export type ExecutionPatch = Partial<Omit<ExecutionRecord, 'id' | 'createdAt'>>;
 
 export interface BlockLog {
@@ -199,8 +205,12 @@ export interface ExecutionRepo {
   saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]>;
   /** events ordered by seq, only those with seq > afterSeq when given */
   listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]>;
-  /** oldest first, across workflows: for restart recovery of queued/running executions */
-  listByStatus(statuses: readonly ExecutionStatus[], limit: number): Promise<ExecutionRecord[]>;
+  /**
+   * Oldest first (createdAt, then id), across workflows: for restart recovery of queued/running
+   * executions. `after` continues past a record already seen (its createdAt and id), so a caller
+   * that leaves records in these statuses still reaches every one.
+   */
+  listByStatus(statuses: readonly ExecutionStatus[], limit: number, after?: StatusCursor): Promise<ExecutionRecord[]>;
 }
 
 // ---- secrets --------------------------------------------------------------------------------

@@ -150,6 +150,10 @@ forEachBus('API block in workflows', (getBus) => {
     expect(new Set(keys).size).to.equal(3);
     // the key names the run, so the same run repeated (after a crash resumed it) sends the same one
     expect(keys[0]).to.equal(idempotencyKeyOf(`${first.id}|root/l/0|p`));
+    // a run may be repeated although the client does not retry it: retries 0 carries the key too
+    const once = { ...doc, blocks: doc.blocks.map((b) => (b.id === 'p' ? { ...b, config: { ...b.config, retries: 0 } } : b)) };
+    const third = await run(engine, once, { items: ['z'] });
+    expect(server.requestsTo('/pay')[4]?.headers['idempotency-key']).to.equal(idempotencyKeyOf(`${third.id}|root/l/0|p`));
   });
 
   it("a container's whole-block retry runs it again, every iteration from the start, up to maxAttempts", async () => {

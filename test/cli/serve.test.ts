@@ -290,6 +290,25 @@ describe('troupe serve: resumption after SIGKILL (child process)', function () {
     expect(seqs).to.deep.equal(seqs.map((_, i) => i + 1));
     expect(text.trim().split('\n\n').at(-1)).to.match(/^event: done/m);
   });
+
+  it('a resumed execution runs in the execution service: cancel ends it here and answers its final status', async () => {
+    const data = join(dir, 'data');
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    const slow = { ...twoSteps, id: 'slow-steps', blocks: twoSteps.blocks.map((b) => (b.id === 'b' ? { ...b, config: { code: 'await new Promise((r) => setTimeout(r, 20000));\nreturn 1;' } } : b)) };
+    const key = await deploy(proc.url, token, slow);
+    const ack = await call(proc.url, 'POST', '/api/workflows/slow-steps/execute', { apiKey: key, body: { input: {}, async: true } });
+    const id = ack.body.executionId as string;
+    await waitForAsync(async () => ((await call(proc?.url ?? '', 'GET', `/api/executions/${id}`, { token })).body.logs as unknown[]).length >= 2, 30_000);
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    proc = await startServe(data);
+    const cancelled = await call(proc.url, 'POST', `/api/executions/${id}/cancel`, { token });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(200);
+    expect(cancelled.body).to.deep.equal({ executionId: id, status: 'cancelled' });
+    const rec = await call(proc.url, 'GET', `/api/executions/${id}`, { token });
+    expect(rec.body.status).to.equal('cancelled');
+  });
 });
 
 async function waitFor(cond: () => boolean, boundMs: number): Promise<void> {

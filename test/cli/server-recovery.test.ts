@@ -160,6 +160,39 @@ describe('server: restart recovery', function () {
       expect((b1?.context as { decisions: unknown }).decisions).to.deep.equal({ c: 'yes' });
     });
 
+    it('counts only the time it ran against the time limit, across several crashes', async () => {
+      const napping = {
+        id: 'napping', name: 'Napping',
+        blocks: [
+          { id: 'start', type: 'starter', name: 'Start', config: {} },
+          { id: 'a', type: 'function', name: 'A', config: { code: 'return 1;' } },
+          { id: 'b', type: 'function', name: 'B', config: { code: 'await new Promise((r) => setTimeout(r, 400)); return 2;' } },
+        ],
+        connections: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }],
+      } as unknown as WorkflowDef & { id: string };
+      await runtime.store.workflows.create(napping);
+      const repo = runtime.store.executions;
+      // ran 10 s, crashed, was resumed 10 minutes later, ran 2 s more (A settled then), crashed again
+      const twice = async (id: string) => {
+        await repo.create({ ...record(id, 'running', '2026-01-01T00:00:00.000Z', 'napping'), context: { resumed: { activeMs: 10_000, at: '2026-01-01T00:10:00.000Z' } } });
+        const a = { ...log('a', 'function', 1, 'completed', { result: 1, stdout: '' }, [1]), startedAt: '2026-01-01T00:10:01.000Z', endedAt: '2026-01-01T00:10:02.000Z' };
+        await repo.saveBoundary(id, { logs: [log('start', 'starter', 0, 'completed', STARTER_OUT, [0]), a] });
+      };
+      await twice('t1');
+      expect((await recoverExecutions(deps(), { ...opts, executionTimeoutMs: 13_000 })).resumed).to.deep.equal(['t1']);
+      // while it runs, the record says how long it had run before this resume
+      expect(((await repo.get('t1'))?.context as { resumed: { activeMs: number } }).resumed.activeMs).to.equal(12_000);
+      await runtime.engine.whenIdle(10_000);
+      expect((await repo.get('t1'))?.status, '1 s of its 13 s left, enough for B').to.equal('completed');
+
+      await twice('t2');
+      expect((await recoverExecutions(deps(), { ...opts, executionTimeoutMs: 12_100 })).resumed).to.deep.equal(['t2']);
+      await runtime.engine.whenIdle(10_000);
+      const t2 = await repo.get('t2');
+      expect(t2?.status).to.equal('failed');
+      expect(t2?.error).to.deep.equal({ code: 'EXECUTION_TIMEOUT', message: 'execution exceeded its 12100 ms time limit', blockId: null });
+    });
+
     it("keeps a chat execution's conversation when it starts over", async () => {
       const convo = {
         id: 'convo', name: 'Convo',
@@ -194,6 +227,20 @@ describe('server: restart recovery', function () {
       const f1 = await repo.get('f1');
       expect([f1?.status, f1?.error, f1?.logs.length]).to.deep.equal(['failed', { code: 'FUNCTION_ERROR', message: 'boom', blockId: 'a' }, 2]);
     });
+  });
+
+  it('reaches every orphan when there are more than a page of them, although resumed ones stay running', async () => {
+    const repo = runtime.store.executions;
+    for (let i = 0; i < 510; i++) await repo.create({ ...record(`o${String(i).padStart(3, '0')}`, 'running', '2026-01-01T00:00:00.000Z'), createdAt: '2026-01-01T00:00:00.000Z' });
+    const started: string[] = [];
+    // a run that never ends: each stays `running` while the listing goes on
+    const start = async (_compiled: unknown, req: { executionId: string }) => {
+      started.push(req.executionId);
+      return { id: req.executionId, done: new Promise<never>(() => undefined), recorded: Promise.resolve(), cancel: () => undefined, subscribe: () => () => undefined };
+    };
+    const report = await recoverExecutions({ ...deps(), start }, opts);
+    expect(report.resumed).to.have.length(510);
+    expect(new Set(started).size).to.equal(510);
   });
 
   it('fails a queued execution whose workflow version is gone', async () => {

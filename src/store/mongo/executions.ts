@@ -2,7 +2,7 @@ import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
-  ExecutionStatus, Now, Page,
+  ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
@@ -111,10 +111,11 @@ export class MongoExecutions implements ExecutionRepo {
     return docs.map(toEvent);
   }
 
-  async listByStatus(statuses: readonly ExecutionStatus[], limit: number): Promise<ExecutionRecord[]> {
+  async listByStatus(statuses: readonly ExecutionStatus[], limit: number, after?: StatusCursor): Promise<ExecutionRecord[]> {
     if (statuses.length === 0) return [];
+    const past = after === undefined ? {} : { $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, _id: { $gt: after.id } }] };
     const docs = await this.executions
-      .find({ status: { $in: [...statuses] } })
+      .find({ status: { $in: [...statuses] }, ...past })
       .sort({ createdAt: 1, _id: 1 })
       .limit(clampLimit(limit))
       .toArray();

@@ -3,7 +3,7 @@ import { TroupeError } from '../../errors.js';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
-  ExecutionStatus, Now, Page,
+  ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
 import type { Db } from './db.js';
 import { eventBatchRow, eventsOfBatches, executionRow, logRow, patchColumns, toExecution } from './execution-rows.js';
@@ -120,11 +120,13 @@ export class SqliteExecutions implements ExecutionRepo {
     return eventsOfBatches(executionId, this.selectEvents.all(executionId, after).map((r) => r.body), after);
   }
 
-  async listByStatus(statuses: readonly ExecutionStatus[], limit: number): Promise<ExecutionRecord[]> {
+  async listByStatus(statuses: readonly ExecutionStatus[], limit: number, after?: StatusCursor): Promise<ExecutionRecord[]> {
     if (statuses.length === 0) return [];
     const marks = statuses.map(() => '?').join(', ');
-    const sql = `SELECT * FROM executions WHERE status IN (${marks}) ORDER BY created_at, id LIMIT ?`;
-    const rows = this.prepared(sql).all(...statuses, clampLimit(limit)) as ExecutionRow[];
+    const past = after === undefined ? '' : ' AND (created_at > ? OR (created_at = ? AND id > ?))';
+    const sql = `SELECT * FROM executions WHERE status IN (${marks})${past} ORDER BY created_at, id LIMIT ?`;
+    const cursor = after === undefined ? [] : [after.createdAt, after.createdAt, after.id];
+    const rows = this.prepared(sql).all(...statuses, ...cursor, clampLimit(limit)) as ExecutionRow[];
     return rows.map((r) => toExecution(r, true));
   }
 

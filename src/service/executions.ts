@@ -62,6 +62,11 @@ export class ExecutionService {
     return this.opts.engine.inflight + this.starting;
   }
 
+  /** Whether this execution is running in this process. */
+  runsHere(id: string): boolean {
+    return this.handles.has(id);
+  }
+
   /** Whether another execution may start now (background starters wait rather than fail). */
   hasCapacity(): boolean {
     return this.inflight < this.opts.maxInflight;

@@ -186,8 +186,11 @@ export class ScheduleService {
     if (last.outcome === 'claimed') return now - Date.parse(last.firedAt) < CLAIM_STALE_MS;
     const rec = await this.deps.store.executions.get(last.executionId);
     if (rec === null || !RUNNING.has(rec.status)) return false;
+    if (this.deps.executions.runsHere(rec.id)) return true;
     // a run past its time limit was left `running` by an instance that died: it blocks nothing
-    const since = Date.parse(rec.startedAt ?? last.firedAt);
+    // (a resumed run's limit counts from its resumption: docs/operations.md)
+    const resumedAt = (rec.context as { resumed?: { at?: unknown } } | null | undefined)?.resumed?.at;
+    const since = Date.parse(typeof resumedAt === 'string' ? resumedAt : (rec.startedAt ?? last.firedAt));
     return now - since < this.deps.executionTimeoutMs + 60_000;
   }
 

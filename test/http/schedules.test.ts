@@ -110,6 +110,19 @@ describe('http: schedules', () => {
     expect(await history('allow')).to.have.length(2);
   });
 
+  it('overlap "skip": a run still going in this process blocks the next one however long it has run', async () => {
+    // the scheduler's clock runs ahead of the real one, which stamps the run's startedAt
+    at('2027-03-02T10:00:30.500Z');
+    await create(scheduled('long', { cron: '* * * * * *' }, 700));
+    at('2027-03-02T10:00:31.100Z');
+    expect(await h.services.schedules.tick()).to.equal(1);
+    // the scheduler's clock jumps past the time limit + 60 s: the run is still here, so it blocks
+    at('2027-03-02T10:06:40.100Z');
+    expect(await h.services.schedules.tick()).to.equal(0);
+    expect((await views('long'))[0]?.lastResult).to.deep.include({ status: 'skipped' });
+    expect(await history('long')).to.have.length(1);
+  });
+
   it('after downtime: catchUp "none" runs nothing missed, "last" runs the latest missed one once', async () => {
     await create(scheduled('none', {}));
     await create(scheduled('last', { catchUp: 'last' }));

@@ -263,6 +263,8 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
       }
       if (event.type === 'CONTAINER.DONE') return containerDone(snapshot, event.output, scope.self);
       if (event.type === 'CONTAINER.RETRY') {
+        const { block, iteration } = snapshot.context;
+        snapshot.context.report({ type: 'CONTAINER.ATTEMPT', blockId: block.id, iteration });
         const failed = startContainer(snapshot.context, scope.self);
         if (failed === null) return snapshot;
         snapshot.context.report(settleWith(snapshot.context, failed));

@@ -13,7 +13,7 @@ import {
   finalOutput,
   type ExecutionContextData,
 } from '../src/runtime/execution-state.js';
-import type { ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
+import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision, type ResumeInput } from './resume.js';
@@ -33,6 +33,8 @@ export interface ExecutionActorInput {
   blockTypes: BlockActorInput['blockTypes'];
   /** observers: persistence, SSE, CLI progress */
   notify(event: ExecutionEvent): void;
+  /** logs of a container's earlier attempt, to remove from what is recorded */
+  forgetLogs(logs: readonly BlockLogEntry[]): void;
   /** the start of the run this one resumes (its time limit is what that run left) */
   startedAt?: number;
   /** the whole time limit, named in the timeout error (a resumed run's `timeoutMs` is what is left of it) */
@@ -181,6 +183,7 @@ function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventI
   if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
   else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
   else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
+  else if (event.type === 'CONTAINER.ATTEMPT') ctx.forgetLogs(ctx.ledger.dropAttempt(event.blockId, event.iteration));
   else return applySettled(ctx, event);
   return null;
 }

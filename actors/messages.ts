@@ -50,7 +50,9 @@ export type BlockReport =
       activated: number[];
       attemptLog?: unknown[];
     }
-  | { type: 'BLOCK.CHUNK'; blockId: string; text: string; iteration: IterationRef | null };
+  | { type: 'BLOCK.CHUNK'; blockId: string; text: string; iteration: IterationRef | null }
+  /** a loop or parallel starts another attempt (its `retry`): its earlier attempt's child logs go */
+  | { type: 'CONTAINER.ATTEMPT'; blockId: string; iteration: IterationRef | null };
 
 /**
  * The reason given when an execution or a container iteration set ends and aborts what still

@@ -92,6 +92,9 @@ export class Engine {
       },
       blockTypes: this.deps.blockTypes,
       notify,
+      forgetLogs: (logs) => {
+        for (const log of logs) this.persister?.dropLog(id, log);
+      },
       ...(req.resume === undefined
         ? {}
         : { resume: { plan: req.resume.plan, open: req.resume.open }, startedAt: req.resume.startedAt, limitMs: req.resume.limitMs }),

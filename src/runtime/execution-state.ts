@@ -88,6 +88,24 @@ export class ExecutionLedger {
     return new Set(plan.settled.map((s) => s.blockId));
   }
 
+  /**
+   * Forgets the logs of a container's children (at any depth) from its earlier attempt, and
+   * returns them: the new attempt writes those it runs again, and the others must not stay.
+   */
+  dropAttempt(containerId: string, iteration: IterationRef | null): BlockLogEntry[] {
+    const tail = `@${containerId}#`;
+    const scope = logKey('', iteration);
+    const dropped: BlockLogEntry[] = [];
+    for (const [key, log] of this.logs) {
+      if (!key.endsWith(scope)) continue;
+      const at = key.lastIndexOf(tail, key.length - scope.length);
+      if (at < 0 || !/^\d+$/.test(key.slice(at + tail.length, key.length - scope.length))) continue;
+      this.logs.delete(key);
+      dropped.push(log);
+    }
+    return dropped;
+  }
+
   iteration(e: IterationEvent): void {
     // a nested container's state is kept per enclosing iteration: `inner@outer#1`
     const key = logKey(e.containerId, e.outer ?? null);

@@ -1,6 +1,6 @@
-import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, ExecutionEvent as StoredEvent } from '../store/types.js';
+import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, LogIdentity, ExecutionEvent as StoredEvent } from '../store/types.js';
 import { logKey } from './execution-state.js';
-import type { BlockLogEntry } from './types.js';
+import type { BlockLogEntry, IterationRef } from './types.js';
 
 interface Waiter {
   resolve(): void;
@@ -10,6 +10,7 @@ interface Waiter {
 interface Pending {
   create: ExecutionRecord | undefined;
   patch: Partial<ExecutionRecord> | undefined;
+  drops: LogIdentity[];
   logs: Map<string, BlockLogEntry>;
   events: StoredEvent[];
   /** callers of `commit` for this execution, told when this batch is in the store */
@@ -43,6 +44,14 @@ export class BoundaryPersister {
   log(executionId: string, log: BlockLogEntry): void {
     const key = logKey(log.blockId, log.iteration);
     this.entry(executionId).logs.set(key, log);
+    this.schedule();
+  }
+
+  /** Removes a log already written (or about to be): a container's earlier attempt left it. */
+  dropLog(executionId: string, log: LogIdentity): void {
+    const entry = this.entry(executionId);
+    entry.logs.delete(logKey(log.blockId, log.iteration as IterationRef | null));
+    entry.drops.push({ blockId: log.blockId, iteration: log.iteration });
     this.schedule();
   }
 
@@ -116,7 +125,7 @@ export class BoundaryPersister {
   private entry(executionId: string): Pending {
     let entry = this.pending.get(executionId);
     if (entry === undefined) {
-      entry = { create: undefined, patch: undefined, logs: new Map(), events: [], waiters: [] };
+      entry = { create: undefined, patch: undefined, drops: [], logs: new Map(), events: [], waiters: [] };
       this.pending.set(executionId, entry);
     }
     return entry;
@@ -134,6 +143,9 @@ export class BoundaryPersister {
 /** A record created and ended in the same batch is written once, already ended (no insert then update). */
 function boundaryBatch(p: Pending): BoundaryBatch {
   const logs = [...p.logs.values()];
-  if (p.create !== undefined) return { create: p.patch ? { ...p.create, ...p.patch } : p.create, logs, events: p.events };
-  return p.patch ? { patch: p.patch, logs, events: p.events } : { logs, events: p.events };
+  const batch: BoundaryBatch = p.create !== undefined
+    ? { create: p.patch ? { ...p.create, ...p.patch } : p.create, logs, events: p.events }
+    : p.patch ? { patch: p.patch, logs, events: p.events } : { logs, events: p.events };
+  if (p.drops.length > 0) batch.dropLogs = p.drops;
+  return batch;
 }

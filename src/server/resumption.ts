@@ -6,13 +6,13 @@
  * process: on a shared store a starting instance cannot tell an orphan from a live run.
  */
 import type { Logger } from 'pino';
-import { planResume } from '../model/resume.js';
+import { planResume, type ResumePlan } from '../model/resume.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import type { Engine, ExecutionHandle } from '../runtime/engine.js';
 import type { BlockLogEntry, StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import type { BlockLog, ExecutionRecord, Store } from '../store/types.js';
+import type { BlockLog, ExecutionRecord, LogIdentity, Store } from '../store/types.js';
 
 export interface ResumeDeps {
   store: Store;
@@ -43,13 +43,18 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     const events = await deps.store.executions.listEvents(rec.id);
     const startedAt = Date.parse(rec.startedAt ?? '') || Date.now();
     const activeMs = activeTime(detail, events.at(-1)?.at, startedAt);
-    // kept on the record so that a crash of this run too counts only running time (see activeTime)
-    await deps.store.executions.update(rec.id, { context: { resumed: { activeMs, at: new Date().toISOString() } } });
+    // kept on the record so that a crash of this run too counts only running time (see activeTime);
+    // the child logs of containers that run again from their first iteration go (staleLogs)
+    const dropLogs = staleLogs(detail.logs, planned.plan);
+    await deps.store.executions.saveBoundary(rec.id, {
+      patch: { context: { resumed: { activeMs, at: new Date().toISOString() } } },
+      ...(dropLogs.length > 0 ? { dropLogs } : {}),
+    });
     const handle = await starter(deps)(compiled, {
       ...startAgain(rec),
       // the time it had run before the crash counts; the downtime does not
       timeoutMs: Math.max(0, executionTimeoutMs - activeMs),
-      resume: { plan: planned.plan, open: openLogs(detail.logs), lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
+      resume: { plan: planned.plan, open: openLogs(detail.logs.filter((l) => !dropLogs.some((d) => d.blockId === l.blockId && d.iteration === l.iteration))), lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
     });
     // not awaited: recovery must not hold up the start of the service
     handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'resumed execution failed to finish'));
@@ -82,6 +87,25 @@ function conversationOf(trigger: unknown): { conversationId?: string } {
 function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): false {
   deps.logger.warn({ executionId: rec.id, why }, 'an interrupted execution cannot be resumed; it is failed with INTERRUPTED');
   return false;
+}
+
+/**
+ * The logs written inside a top-level loop or parallel that had not settled: it runs again from
+ * its first iteration, and an iteration it does not reach again must not keep its earlier log.
+ */
+function staleLogs(logs: readonly BlockLog[], plan: ResumePlan): LogIdentity[] {
+  const settled = new Set(plan.settled.map((s) => s.blockId));
+  return logs.flatMap((log) => {
+    const top = outermostContainer(log.iteration);
+    return top === null || settled.has(top) ? [] : [{ blockId: log.blockId, iteration: log.iteration }];
+  });
+}
+
+function outermostContainer(iteration: unknown): string | null {
+  let at = iteration as { container?: unknown; outer?: unknown } | null | undefined;
+  if (at === null || at === undefined) return null;
+  while (at.outer !== null && at.outer !== undefined) at = at.outer as { container?: unknown; outer?: unknown };
+  return typeof at.container === 'string' ? at.container : null;
 }
 
 /** Logs of blocks that had started and not settled: the resumed run replaces or cancels them. */

@@ -101,6 +101,11 @@ export function checkBatch(executionId: string, batch: BoundaryBatch): void {
   if (batch.create !== undefined && batch.create.id !== executionId) {
     throw new TroupeError('STORE_ERROR', `the record to create has id ${batch.create.id}, not ${executionId}`, { details: { executionId } });
   }
+  (batch.dropLogs ?? []).forEach((d, i) => {
+    if (typeof d.blockId !== 'string' || d.blockId === '') {
+      throw new TroupeError('STORE_ERROR', `log to drop ${i}: blockId is required`, { details: { index: i, field: 'blockId' } });
+    }
+  });
   (batch.logs ?? []).forEach(checkLog);
   (batch.events ?? []).forEach((ev, i) => checkEvent(executionId, ev, i));
 }

@@ -168,10 +168,21 @@ export interface BoundaryBatch {
   /** the record to insert first (CONFLICT, and nothing of the batch written, when the id exists) */
   create?: ExecutionRecord;
   patch?: ExecutionPatch;
+  /**
+   * logs to remove, by (blockId, iteration), before `logs` are upserted: those of a loop's or
+   * parallel's earlier attempt that its new attempt may not write again (a retry, a resumption)
+   */
+  dropLogs?: LogIdentity[];
   /** upserted by (executionId, blockId, iteration) */
   logs?: BlockLog[];
   /** upserted by (executionId, seq), so re-saving a batch is harmless */
   events?: ExecutionEvent[];
+}
+
+/** What names a block log within its execution. */
+export interface LogIdentity {
+  blockId: string;
+  iteration: unknown | null;
 }
 
 export interface BoundaryItem {

@@ -186,5 +186,17 @@ forEachBus('API block in workflows', (getBus) => {
     expect(failed.error).to.deep.include({ code: 'CONNECTION_FAILED', blockId: 'l' });
     const failedLog = (await store.executions.get(failed.id))?.logs.find((l) => l.blockId === 'l');
     expect(failedLog).to.deep.include({ status: 'failed', attempts: 2 });
+
+    // the first attempt fails at the third item, the second at the first: the record keeps the
+    // second attempt's child logs only, not the first attempt's later iterations
+    server.script('/flaky/a', [{ status: 200 }, { reset: true }]);
+    server.script('/flaky/b', [{ status: 200 }]);
+    server.script('/flaky/c', [{ reset: true }]);
+    const two = doc({ maxAttempts: 2, backoffMs: 1 });
+    const three = { ...two, blocks: two.blocks.map((b): Record<string, unknown> => (b.id === 'l' ? { ...b, config: { kind: 'forEach', items: ['a', 'b', 'c'] } } : b)) };
+    const earlier = await run(engine, three, {});
+    expect(earlier.status).to.equal('failed');
+    const childLogs = (await store.executions.get(earlier.id))?.logs.filter((l) => l.blockId === 'g') ?? [];
+    expect(childLogs.map((l) => [(l.iteration as { index: number }).index, l.status])).to.deep.equal([[0, 'failed']]);
   });
 });

@@ -193,6 +193,30 @@ describe('server: restart recovery', function () {
       expect(t2?.error).to.deep.equal({ code: 'EXECUTION_TIMEOUT', message: 'execution exceeded its 12100 ms time limit', blockId: null });
     });
 
+    it('runs an unfinished loop again from its first iteration, dropping the child logs of iterations it does not reach again', async () => {
+      const looping = {
+        id: 'looping', name: 'Looping',
+        blocks: [
+          { id: 'start', type: 'starter', name: 'Start', config: {} },
+          { id: 'l', type: 'loop', name: 'L', config: { kind: 'forEach', items: ['x', 'y'] } },
+          { id: 'body', type: 'function', name: 'Body', parent: 'l', config: { code: 'return <loop.item>;' } },
+        ],
+        connections: [{ from: 'start', to: 'l' }],
+      } as unknown as WorkflowDef & { id: string };
+      await runtime.store.workflows.create(looping);
+      const repo = runtime.store.executions;
+      await repo.create(record('l1', 'running', '2026-01-01T00:00:00.000Z', 'looping'));
+      // the interrupted run had got further (its items were different, say): iterations 0..3
+      const child = (index: number) => ({ ...log('body', 'function', 1 + index, 'completed', { result: 'old', stdout: '' }), iteration: { container: 'l', index } });
+      await repo.saveBoundary('l1', { logs: [log('start', 'starter', 0, 'completed', STARTER_OUT, [0]), child(0), child(1), child(2), child(3)] });
+      expect((await recoverExecutions(deps(), opts)).resumed).to.deep.equal(['l1']);
+      await runtime.engine.whenIdle(10_000);
+      const l1 = await repo.get('l1');
+      expect(l1?.status).to.equal('completed');
+      const bodies = (l1?.logs ?? []).filter((l) => l.blockId === 'body');
+      expect(bodies.map((l) => [(l.iteration as { index: number }).index, (l.output as { result: unknown }).result])).to.deep.equal([[0, 'x'], [1, 'y']]);
+    });
+
     it("keeps a chat execution's conversation when it starts over", async () => {
       const convo = {
         id: 'convo', name: 'Convo',

@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -65,11 +65,14 @@ export class MongoExecutions implements ExecutionRepo {
     checkBatch(id, batch);
     // build (and JSON-encode) everything before the first write, so a bad value writes nothing
     const set = batch.patch ? patchFields(batch.patch) : {};
-    const logOps: AnyBulkWriteOperation<BlockLogDoc>[] = (batch.logs ?? []).map((log) => {
+    const dropOps: AnyBulkWriteOperation<BlockLogDoc>[] = (batch.dropLogs ?? []).map((drop) => ({
+      deleteOne: { filter: { executionId: id, blockId: drop.blockId, iterationKey: iterationKey(drop.iteration) } },
+    }));
+    const logOps: AnyBulkWriteOperation<BlockLogDoc>[] = [...dropOps, ...(batch.logs ?? []).map((log) => {
       const doc = logDoc(id, log);
       const key = { executionId: id, blockId: doc.blockId, iterationKey: doc.iterationKey };
       return { replaceOne: { filter: key, replacement: doc, upsert: true } };
-    });
+    })];
     const eventOps: AnyBulkWriteOperation<EventDoc>[] = (batch.events ?? []).map((ev) => {
       const doc = eventDoc(ev);
       return { replaceOne: { filter: { executionId: id, seq: doc.seq }, replacement: doc, upsert: true } };

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -20,6 +20,7 @@ const INSERT_EXECUTION = `INSERT INTO executions (id, workflow_id, version, stat
 const EXECUTION_EXISTS = 'SELECT 1 AS one FROM executions WHERE id = ?';
 const UPSERT_LOG = `INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (execution_id, block_id, iteration_key) DO UPDATE SET ord = excluded.ord, status = excluded.status, body = excluded.body`;
+const DELETE_LOG = 'DELETE FROM block_logs WHERE execution_id = ? AND block_id = ? AND iteration_key = ?';
 const UPSERT_EVENTS = `INSERT INTO execution_event_batches (execution_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)
   ON CONFLICT (execution_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`;
 
@@ -141,6 +142,7 @@ export class SqliteExecutions implements ExecutionRepo {
     }
     const patch = batch.patch ? this.patchOp(id, batch.patch) : null;
     if (patch !== null) ops.push(patch);
+    for (const drop of batch.dropLogs ?? []) ops.push({ sql: DELETE_LOG, params: [id, drop.blockId, iterationKey(drop.iteration)] });
     for (const log of batch.logs ?? []) ops.push({ sql: UPSERT_LOG, params: logRow(id, log) });
     if (batch.events !== undefined && batch.events.length > 0) ops.push({ sql: UPSERT_EVENTS, params: eventBatchRow(id, batch.events) });
     return ops;

@@ -74,6 +74,23 @@ export function executionsContract(ctx: ContractContext): void {
       expect(logs[2]?.iteration).to.deep.equal({ container: 'loop1', index: 1 });
     });
 
+    it('drops logs by block and iteration before upserting the batch\'s logs, in this execution only', async () => {
+      const s = ctx.store();
+      await s.executions.create(execution('e1'));
+      await s.executions.create(execution('e2'));
+      const at = (index: number) => ({ container: 'loop1', index });
+      const logs = [blockLog('body', 1, { iteration: at(0) }), blockLog('body', 2, { iteration: at(1) }), blockLog('body', 3, { iteration: at(2) })];
+      await s.executions.saveBoundary('e1', { logs });
+      await s.executions.saveBoundary('e2', { logs });
+      await s.executions.saveBoundary('e1', {
+        // keys in another order name the same iteration; the log written in the same batch stays
+        dropLogs: [{ blockId: 'body', iteration: { index: 1, container: 'loop1' } }, { blockId: 'body', iteration: at(2) }, { blockId: 'ghost', iteration: null }],
+        logs: [blockLog('body', 4, { iteration: at(2), status: 'running' })],
+      });
+      expect((await s.executions.get('e1'))?.logs.map((l) => [l.order, l.status])).to.deep.equal([[1, 'completed'], [4, 'running']]);
+      expect((await s.executions.get('e2'))?.logs).to.have.length(3);
+    });
+
     it('stores events and lists them by seq, after a given seq, upserting a re-sent seq', async () => {
       const s = ctx.store();
       await s.executions.create(execution('e1'));

@@ -1,10 +1,10 @@
 /**
  * Restart recovery: no execution stays `queued` or `running` after the process that owned it is
- * gone. With the embedded store `running` ones resume from their last persisted block boundary
- * (resumption.ts; completed blocks are not run again) or, when that cannot be done, are failed
- * with INTERRUPTED; `queued` ones had started no block and are run from scratch under their own
- * id. On a shared store both are failed with INTERRUPTED once stale. Decision and rationale:
- * docs/operations.md.
+ * gone. `running` ones resume from their last persisted block boundary (resumption.ts; completed
+ * blocks are not run again, and one instance wins the claim on a shared store) or, when that
+ * cannot be done, are failed with INTERRUPTED; `queued` ones had started no block and are run
+ * from scratch under their own id (failed on a shared store). On a shared store only stale
+ * records are touched. Decision and rationale: docs/operations.md.
  */
 import type { Logger } from 'pino';
 import { isTroupeError } from '../errors.js';
@@ -14,7 +14,7 @@ import type { ExecutionResult } from '../runtime/types.js';
 import { executionEvents } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import { resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
+import { lastClaimedAt, resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
 import type { BoundaryItem, ExecutionRecord, ExecutionRepo, StatusCursor, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
@@ -35,8 +35,9 @@ export interface RecoveryOptions {
   /**
    * `exclusive`: this process is the only one using the store (SQLite in its data dir), so every
    * unfinished record is an orphan. `shared`: other instances may be running executions right
-   * now, so only records older than `staleAfterMs` (past any execution's time limit) are touched,
-   * and queued ones are failed rather than re-run (two instances could both pick them).
+   * now, so only records started or last resumed longer than `staleAfterMs` ago (past any
+   * execution's time limit) are touched; running ones are resumed by whichever instance claims
+   * them first, and queued ones are failed rather than re-run (two instances could both pick them).
    */
   mode: 'exclusive' | 'shared';
   staleAfterMs: number;
@@ -52,23 +53,22 @@ export interface RecoveryReport {
 
 export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOptions): Promise<RecoveryReport> {
   const now = deps.now ?? (() => new Date());
-  const cutoff = opts.mode === 'shared' ? now().getTime() - opts.staleAfterMs : Number.POSITIVE_INFINITY;
   const report: RecoveryReport = { interrupted: [], rerun: [], resumed: [] };
   const repo = deps.store.executions;
-  if (opts.mode === 'shared') {
-    await drainOrphans(repo, ['running', 'queued'], cutoff, async (rec) => {
+  // exclusive: every unfinished record is an orphan; shared: only one no instance can still be running
+  const stale = (since: number): boolean => opts.mode === 'exclusive' || since < now().getTime() - opts.staleAfterMs;
+  await drainOrphans(repo, ['running'], (rec) => stale(lastClaimedAt(rec)), async (rec) => {
+    const outcome = await resumeExecution(deps, rec, opts.executionTimeoutMs);
+    if (outcome === 'resumed') report.resumed.push(rec.id);
+    else if (outcome === 'cannot' && (await interrupt(deps, rec, now()))) report.interrupted.push(rec.id);
+  });
+  await drainOrphans(repo, ['queued'], (rec) => stale(startTime(rec)), async (rec) => {
+    // on a shared store a queued one is failed rather than re-run: two instances could both pick it
+    if (opts.mode === 'shared') {
       if (await interrupt(deps, rec, now())) report.interrupted.push(rec.id);
-    });
-  } else {
-    await drainOrphans(repo, ['running'], cutoff, async (rec) => {
-      if (await resumeExecution(deps, rec, opts.executionTimeoutMs)) report.resumed.push(rec.id);
-      else if (await interrupt(deps, rec, now())) report.interrupted.push(rec.id);
-    });
-    await drainOrphans(repo, ['queued'], cutoff, async (rec) => {
-      if (await rerun(deps, rec, now)) report.rerun.push(rec.id);
-      else report.interrupted.push(rec.id);
-    });
-  }
+    } else if (await rerun(deps, rec, now)) report.rerun.push(rec.id);
+    else report.interrupted.push(rec.id);
+  });
   if (report.interrupted.length + report.rerun.length + report.resumed.length > 0) {
     deps.logger.warn(
       { interrupted: report.interrupted.length, rerun: report.rerun.length, resumed: report.resumed.length },
@@ -79,23 +79,20 @@ export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOption
 }
 
 /**
- * Hands every record in `statuses` older than `cutoff` to `handle`, oldest first, page by page
+ * Hands every record in `statuses` that `stale` accepts to `handle`, oldest first, page by page
  * past the last one seen: `handle` may leave a record in those statuses (a resumed execution
  * stays `running`), so listing from the start again would return the same page forever.
  */
 async function drainOrphans(
   repo: ExecutionRepo,
   statuses: ExecutionRecord['status'][],
-  cutoff: number,
+  stale: (rec: ExecutionRecord) => boolean,
   handle: (rec: ExecutionRecord) => Promise<void>,
 ): Promise<void> {
   let after: StatusCursor | undefined;
   for (;;) {
     const batch = await repo.listByStatus(statuses, BATCH, after);
-    for (const rec of batch) {
-      if (startTime(rec) > cutoff) return;
-      await handle(rec);
-    }
+    for (const rec of batch) if (stale(rec)) await handle(rec);
     const last = batch.at(-1);
     if (batch.length < BATCH || last?.createdAt === undefined || last.createdAt === null) return;
     after = { createdAt: last.createdAt, id: last.id };

@@ -12,6 +12,7 @@ import type { CompiledWorkflow } from '../model/graph.js';
 import type { Engine, ExecutionHandle } from '../runtime/engine.js';
 import type { BlockLogEntry, StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
+import { isTroupeError } from '../errors.js';
 import type { BlockLog, ExecutionRecord, LogIdentity, Store } from '../store/types.js';
 
 export interface ResumeDeps {
@@ -31,38 +32,60 @@ export function starter(deps: ResumeDeps): NonNullable<ResumeDeps['start']> {
   return deps.start ?? ((compiled, req) => deps.engine.start(compiled, req));
 }
 
-/** True when the execution runs again; false (nothing started) when it cannot be resumed. */
-export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, executionTimeoutMs: number): Promise<boolean> {
+/**
+ * `resumed` when the execution runs again here; `cannot` (nothing started) when it cannot be
+ * resumed; `taken` when another instance claimed it first (the claim is a guarded write).
+ */
+export type ResumeOutcome = 'resumed' | 'cannot' | 'taken';
+
+export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, executionTimeoutMs: number): Promise<ResumeOutcome> {
   try {
     const detail = await deps.store.executions.get(rec.id);
     const stored = await deps.store.workflows.getVersion(rec.workflowId, rec.version);
     if (detail === null || stored === null) return cannot(deps, rec, 'its record or workflow version is gone');
+    if (detail.status !== 'running') return 'taken';
     const { compiled } = loadWorkflow(stored.definition, deps.registry);
     const planned = planResume(compiled, detail.logs);
     if ('reason' in planned) return cannot(deps, rec, planned.reason);
     const events = await deps.store.executions.listEvents(rec.id);
     const startedAt = Date.parse(rec.startedAt ?? '') || Date.now();
     const activeMs = activeTime(detail, events.at(-1)?.at, startedAt);
-    // kept on the record so that a crash of this run too counts only running time (see activeTime);
-    // the child logs of containers that run again from their first iteration go (staleLogs)
     const dropLogs = staleLogs(detail.logs, planned.plan);
-    await deps.store.executions.saveBoundary(rec.id, {
-      patch: { context: { resumed: { activeMs, at: new Date().toISOString() } } },
-      ...(dropLogs.length > 0 ? { dropLogs } : {}),
-    });
+    if (!(await claim(deps, detail, activeMs, dropLogs))) return 'taken';
+    const kept = detail.logs.filter((l) => !dropLogs.some((d) => d.blockId === l.blockId && d.iteration === l.iteration));
     const handle = await starter(deps)(compiled, {
       ...startAgain(rec),
       // the time it had run before the crash counts; the downtime does not
       timeoutMs: Math.max(0, executionTimeoutMs - activeMs),
-      resume: { plan: planned.plan, open: openLogs(detail.logs.filter((l) => !dropLogs.some((d) => d.blockId === l.blockId && d.iteration === l.iteration))), lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
+      resume: { plan: planned.plan, open: openLogs(kept), lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
     });
     // not awaited: recovery must not hold up the start of the service
     handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'resumed execution failed to finish'));
     deps.logger.info({ executionId: rec.id, settledBlocks: planned.plan.settled.length }, 'resumed an interrupted execution');
-    return true;
+    return 'resumed';
   } catch (err) {
     deps.logger.error({ err, executionId: rec.id }, 'cannot resume an interrupted execution');
-    return false;
+    return 'cannot';
+  }
+}
+
+/**
+ * Takes the execution for this process: one guarded write, refused (false) when another
+ * instance changed it since it was read. It keeps how long the execution has run, so that a
+ * crash of this run too counts only running time (activeTime), and drops the child logs of
+ * containers that run again from their first iteration (staleLogs).
+ */
+async function claim(deps: ResumeDeps, detail: ExecutionRecord, activeMs: number, dropLogs: LogIdentity[]): Promise<boolean> {
+  try {
+    await deps.store.executions.saveBoundary(detail.id, {
+      guard: { status: 'running', context: detail.context ?? null },
+      patch: { context: { resumed: { activeMs, at: new Date().toISOString() } } },
+      ...(dropLogs.length > 0 ? { dropLogs } : {}),
+    });
+    return true;
+  } catch (err) {
+    if (isTroupeError(err) && err.code === 'CONFLICT') return false;
+    throw err;
   }
 }
 
@@ -84,9 +107,18 @@ function conversationOf(trigger: unknown): { conversationId?: string } {
   return t?.type === 'chat' && typeof t.conversationId === 'string' ? { conversationId: t.conversationId } : {};
 }
 
-function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): false {
+function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): 'cannot' {
   deps.logger.warn({ executionId: rec.id, why }, 'an interrupted execution cannot be resumed; it is failed with INTERRUPTED');
-  return false;
+  return 'cannot';
+}
+
+/** When an execution last showed for sure that it was alive: its start, or its latest resumption. */
+export function lastClaimedAt(rec: ExecutionRecord): number {
+  const resumedAt = (rec.context as { resumed?: { at?: unknown } } | null | undefined)?.resumed?.at;
+  const at = rec.startedAt ?? rec.createdAt;
+  const started = at === undefined || at === null ? 0 : Date.parse(at);
+  const resumed = typeof resumedAt === 'string' ? Date.parse(resumedAt) : Number.NaN;
+  return Number.isNaN(resumed) ? started : Math.max(started, resumed);
 }
 
 /**

@@ -167,6 +167,12 @@ export interface ExecutionEvent {
 export interface BoundaryBatch {
   /** the record to insert first (CONFLICT, and nothing of the batch written, when the id exists) */
   create?: ExecutionRecord;
+  /**
+   * CONFLICT, and nothing of the batch written, unless the record still has this status and
+   * this context (compared as stored): a claim two instances may race for, such as resuming an
+   * execution whose instance died
+   */
+  guard?: { status: ExecutionStatus; context: unknown };
   patch?: ExecutionPatch;
   /**
    * logs to remove, by (blockId, iteration), before `logs` are upserted: those of a loop's or

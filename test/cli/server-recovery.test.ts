@@ -274,15 +274,26 @@ describe('server: restart recovery', function () {
     expect((await runtime.store.executions.get('q2'))?.status).to.equal('failed');
   });
 
-  it('on a shared store, touches only records older than the stale bound', async () => {
+  it('on a shared store, touches only records started or resumed before the stale bound; one instance wins each resumption', async () => {
     const repo = runtime.store.executions;
     await repo.create({ ...record('old', 'running', '2026-01-01T00:00:00.000Z'), createdAt: '2026-01-01T00:00:00.000Z' });
     await repo.create({ ...record('oldq', 'queued', '2026-01-01T00:00:01.000Z'), createdAt: '2026-01-01T00:00:01.000Z' });
     await repo.create({ ...record('young', 'running', '2026-01-01T00:09:00.000Z'), createdAt: '2026-01-01T00:09:00.000Z' });
     const now = () => new Date('2026-01-01T00:10:00.000Z');
-    const report = await recoverExecutions(deps(now), { mode: 'shared', staleAfterMs: 5 * 60_000, executionTimeoutMs: 300_000 });
-    expect(report).to.deep.equal({ interrupted: ['old', 'oldq'], rerun: [], resumed: [] });
+    // two instances sweep at once: one of them resumes the old running one, the other leaves it
+    const shared = { mode: 'shared' as const, staleAfterMs: 5 * 60_000, executionTimeoutMs: 300_000 };
+    const [a, b] = await Promise.all([recoverExecutions(deps(now), shared), recoverExecutions(deps(now), shared)]);
+    expect([...(a?.resumed ?? []), ...(b?.resumed ?? [])]).to.deep.equal(['old']);
+    expect([...(a?.interrupted ?? []), ...(b?.interrupted ?? [])]).to.include('oldq').and.not.include('old');
     expect((await repo.get('young'))?.status).to.equal('running');
+    await runtime.engine.whenIdle(10_000);
+    expect((await repo.get('old'))?.status).to.equal('completed');
+    expect((await repo.get('oldq'))?.status).to.equal('failed');
+    // resumed a moment ago: not stale, whatever its start, so the next sweep leaves it alone
+    await repo.create({ ...record('again', 'running', '2026-01-01T00:00:00.000Z'), createdAt: '2026-01-01T00:00:00.000Z', context: { resumed: { activeMs: 0, at: '2026-01-01T00:09:30.000Z' } } });
+    const next = await recoverExecutions(deps(now), shared);
+    expect(next.resumed).to.deep.equal([]);
+    expect((await repo.get('again'))?.status).to.equal('running');
   });
 });
 

@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound } from '../shared.js';
+import { TroupeError } from '../../errors.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound, toJson } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -87,6 +88,13 @@ export class MongoExecutions implements ExecutionRepo {
         }
       } else if ((await this.executions.countDocuments({ _id: id }, { limit: 1, session })) === 0) {
         throw notFound('execution', id);
+      }
+      if (batch.guard !== undefined) {
+        const context = batch.guard.context === undefined || batch.guard.context === null ? null : toJson(batch.guard.context);
+        // the write below conflicts with any other transaction claiming the same record: one wins
+        if ((await this.executions.countDocuments({ _id: id, status: batch.guard.status, context }, { limit: 1, session })) === 0) {
+          throw new TroupeError('CONFLICT', `execution ${id} changed meanwhile`, { details: { executionId: id } });
+        }
       }
       if (Object.keys(set).length > 0) await this.executions.updateOne({ _id: id }, { $set: set }, { session });
       if (logOps.length > 0) await this.logs.bulkWrite(logOps, { ordered: true, session });

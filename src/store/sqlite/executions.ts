@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound, toJson } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -18,6 +18,7 @@ const LIST_COLUMNS = `id, workflow_id, version, status, trigger, input, output, 
 const INSERT_EXECUTION = `INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, error,
   started_at, ended_at, duration_ms, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
 const EXECUTION_EXISTS = 'SELECT 1 AS one FROM executions WHERE id = ?';
+const EXECUTION_AS_SEEN = 'SELECT 1 AS one FROM executions WHERE id = ? AND status = ? AND context IS ?';
 const UPSERT_LOG = `INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (execution_id, block_id, iteration_key) DO UPDATE SET ord = excluded.ord, status = excluded.status, body = excluded.body`;
 const DELETE_LOG = 'DELETE FROM block_logs WHERE execution_id = ? AND block_id = ? AND iteration_key = ?';
@@ -139,6 +140,10 @@ export class SqliteExecutions implements ExecutionRepo {
       ops.push(insertOp(executionRow(batch.create, iso(batch.create.createdAt ?? this.now().toISOString()))));
     } else {
       ops.push({ sql: EXECUTION_EXISTS, params: [id], expect: 'row', code: 'NOT_FOUND' });
+    }
+    if (batch.guard !== undefined) {
+      const context = batch.guard.context === undefined || batch.guard.context === null ? null : toJson(batch.guard.context);
+      ops.push({ sql: EXECUTION_AS_SEEN, params: [id, batch.guard.status, context], expect: 'row', code: 'CONFLICT', message: `execution ${id} changed meanwhile` });
     }
     const patch = batch.patch ? this.patchOp(id, batch.patch) : null;
     if (patch !== null) ops.push(patch);

@@ -91,6 +91,20 @@ export function executionsContract(ctx: ContractContext): void {
       expect((await s.executions.get('e2'))?.logs).to.have.length(3);
     });
 
+    it('writes a guarded batch only while the record has the status and context it was read with', async () => {
+      const s = ctx.store();
+      await s.executions.create(execution('e1', 'wf', { status: 'running' }));
+      const claim = (seen: unknown, at: string) => s.executions.saveBoundary('e1', { guard: { status: 'running', context: seen }, patch: { context: { resumed: { at } } } });
+      await claim(null, 'first');
+      // a second claimer read the record before the first one wrote: it must lose
+      await rejectsWith(claim(null, 'second'), 'CONFLICT');
+      expect((await s.executions.get('e1'))?.context).to.deep.equal({ resumed: { at: 'first' } });
+      await claim({ resumed: { at: 'first' } }, 'third');
+      await s.executions.update('e1', { status: 'completed' });
+      await rejectsWith(claim({ resumed: { at: 'third' } }, 'fourth'), 'CONFLICT');
+      expect((await s.executions.get('e1'))?.context).to.deep.equal({ resumed: { at: 'third' } });
+    });
+
     it('stores events and lists them by seq, after a given seq, upserting a re-sent seq', async () => {
       const s = ctx.store();
       await s.executions.create(execution('e1'));

@@ -5,6 +5,7 @@ import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import { startDecision } from '../src/model/readiness.js';
+import { MAX_TIMER_MS } from '../src/model/schema.js';
 import {
   asResponse,
   buildResult,
@@ -239,7 +240,7 @@ function stopBlocks({ context }: { context: ExecutionContext }): void {
  * several percent of a short one's start.
  */
 function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): NodeJS.Timeout {
-  return setTimeout(() => self.send({ type: 'TIMEOUT' }), ctx.timeoutMs);
+  return setTimeout(() => self.send({ type: 'TIMEOUT' }), Math.min(ctx.timeoutMs, MAX_TIMER_MS));
 }
 
 function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): Partial<ExecutionContext> {

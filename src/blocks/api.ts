@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
+import { MAX_TIMER_MS } from '../model/schema.js';
 import type { AttemptInfo, OutboundRequest, OutboundResult } from '../outbound/types.js';
 import type { BlockResult, BlockRunContext, BlockType } from './types.js';
 
@@ -55,10 +56,11 @@ export const apiConfigSchema = z.object({
   params: pairsSchema,
   headers: pairsSchema,
   body: z.unknown().optional(),
-  timeoutMs: int(1).default(30_000),
+  // delays at most the longest a timer takes (MAX_TIMER_MS): a longer one would fire at once
+  timeoutMs: int(1, MAX_TIMER_MS).default(30_000),
   retries: int(0, 10).default(3),
-  retryBaseMs: int(0).default(500),
-  retryMaxMs: int(0).default(30_000),
+  retryBaseMs: int(0, MAX_TIMER_MS).default(500),
+  retryMaxMs: int(0, MAX_TIMER_MS).default(30_000),
   maxResponseBytes: int(1).default(10 * 1024 * 1024),
 });
 

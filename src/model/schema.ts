@@ -11,6 +11,9 @@ const idMessage = 'must be 1-64 letters, digits, "_" or "-"';
 
 export const idSchema = z.string().regex(ID_PATTERN, idMessage);
 
+/** The longest setTimeout delay Node honours (2^31 − 1 ms); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 export const retrySchema = z.object({
   maxAttempts: z.number().int().min(1).max(100),
   backoffMs: z.number().int().min(0).max(3_600_000),
@@ -23,7 +26,8 @@ export const blockSchema = z.object({
   config: z.record(z.string(), z.unknown()).default({}),
   enabled: z.boolean().optional(),
   parent: z.string().min(1).optional(),
-  timeoutMs: z.number().int().positive().optional(),
+  // the longest delay a timer can take (about 24.8 days): beyond it Node fires at once
+  timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
   retry: retrySchema.optional(),
 });
 

@@ -1,5 +1,6 @@
 import { TroupeError } from '../errors.js';
 import type { Clock } from '../blocks/types.js';
+import { MAX_TIMER_MS } from '../model/schema.js';
 
 /** The real clock; tests inject their own (DESIGN example 3). */
 export const systemClock: Clock = {
@@ -10,10 +11,11 @@ export const systemClock: Clock = {
         reject(new TroupeError('CANCELLED', 'cancelled while waiting'));
         return;
       }
+      // a longer delay would fire at once (Node clamps it to 1 ms): a backoff doubled past it waits the longest it can
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      }, Math.max(0, ms));
+      }, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
       const onAbort = (): void => {
         clearTimeout(timer);
         reject(new TroupeError('CANCELLED', 'cancelled while waiting'));

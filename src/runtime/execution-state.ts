@@ -93,16 +93,16 @@ export class ExecutionLedger {
    * returns them: the new attempt writes those it runs again, and the others must not stay.
    */
   dropAttempt(containerId: string, iteration: IterationRef | null): BlockLogEntry[] {
-    const tail = `@${containerId}#`;
-    const scope = logKey('', iteration);
+    const inside = insideContainer(containerId, iteration);
     const dropped: BlockLogEntry[] = [];
     for (const [key, log] of this.logs) {
-      if (!key.endsWith(scope)) continue;
-      const at = key.lastIndexOf(tail, key.length - scope.length);
-      if (at < 0 || !/^\d+$/.test(key.slice(at + tail.length, key.length - scope.length))) continue;
+      if (!inside(key)) continue;
       this.logs.delete(key);
       dropped.push(log);
     }
+    // its iteration state, and that of the containers inside it, starts over with the new attempt
+    delete this.iterations[logKey(containerId, iteration)];
+    for (const key of Object.keys(this.iterations)) if (inside(key)) delete this.iterations[key];
     return dropped;
   }
 
@@ -159,6 +159,20 @@ export function nextIterationState(current: IterationState | undefined, e: Itera
   const results = [...base.results];
   results[e.index] = e.result ?? null;
   return { ...base, running: base.running.filter((i) => i !== e.index), finished: base.finished + 1, results };
+}
+
+/**
+ * Whether a log key (or an iteration-state key) belongs inside container `containerId` running
+ * in `iteration`: it ends with `@{containerId}#{index}` and then that iteration's own path.
+ */
+function insideContainer(containerId: string, iteration: IterationRef | null): (key: string) => boolean {
+  const tail = `@${containerId}#`;
+  const scope = logKey('', iteration);
+  return (key) => {
+    if (!key.endsWith(scope)) return false;
+    const at = key.lastIndexOf(tail, key.length - scope.length);
+    return at >= 0 && /^\d+$/.test(key.slice(at + tail.length, key.length - scope.length));
+  };
 }
 
 export function logKey(blockId: string, iteration: IterationRef | null): string {

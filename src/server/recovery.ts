@@ -60,12 +60,15 @@ export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOption
   await drainOrphans(repo, ['running'], (rec) => stale(lastClaimedAt(rec)), async (rec) => {
     const outcome = await resumeExecution(deps, rec, opts.executionTimeoutMs);
     if (outcome === 'resumed') report.resumed.push(rec.id);
-    else if (outcome === 'cannot' && (await interrupt(deps, rec, now()))) report.interrupted.push(rec.id);
+    // on a shared store a failure on the way leaves it to the next sweep, and failing it is
+    // guarded like a claim: another instance may have resumed it since it was listed
+    const fail = outcome === 'cannot' || (outcome === 'error' && opts.mode === 'exclusive');
+    if (fail && (await interrupt(deps, rec, now(), opts.mode === 'shared'))) report.interrupted.push(rec.id);
   });
   await drainOrphans(repo, ['queued'], (rec) => stale(startTime(rec)), async (rec) => {
     // on a shared store a queued one is failed rather than re-run: two instances could both pick it
     if (opts.mode === 'shared') {
-      if (await interrupt(deps, rec, now())) report.interrupted.push(rec.id);
+      if (await interrupt(deps, rec, now(), true)) report.interrupted.push(rec.id);
     } else if (await rerun(deps, rec, now)) report.rerun.push(rec.id);
     else report.interrupted.push(rec.id);
   });
@@ -105,8 +108,8 @@ function startTime(rec: ExecutionRecord): number {
 }
 
 /** Fails the record (markInterrupted) and publishes `execution.failed` as the engine would have. */
-async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date): Promise<boolean> {
-  const durationMs = await markInterrupted(deps.store.executions, rec, at);
+async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date, guarded = false): Promise<boolean> {
+  const durationMs = await markInterrupted(deps.store.executions, rec, at, guarded);
   if (durationMs === false) return false;
   const events = deps.events;
   if (events !== undefined) {
@@ -125,7 +128,7 @@ async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date): Pr
  * Fails the record with INTERRUPTED and appends the `done` event live SSE readers wait for.
  * Returns the duration recorded, or false when the record is gone.
  */
-export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord, at: Date): Promise<number | false> {
+export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord, at: Date, guarded = false): Promise<number | false> {
   const endedAt = at.toISOString();
   const started = rec.startedAt === null ? null : Date.parse(rec.startedAt);
   const durationMs = started === null || Number.isNaN(started) ? null : Math.max(0, at.getTime() - started);
@@ -146,12 +149,14 @@ export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord,
   };
   try {
     await repo.saveBoundary(rec.id, {
+      // guarded: only while it is still as listed (status and context), else someone else has it
+      ...(guarded ? { guard: { status: rec.status, context: rec.context ?? null } } : {}),
       patch: { status: 'failed', output: null, error, endedAt, durationMs },
       events: [{ executionId: rec.id, seq, event: 'done', data: done, at: endedAt }],
     });
     return done.durationMs;
   } catch (err) {
-    if (isTroupeError(err) && err.code === 'NOT_FOUND') return false;
+    if (isTroupeError(err) && (err.code === 'NOT_FOUND' || (guarded && err.code === 'CONFLICT'))) return false;
     throw err;
   }
 }

@@ -12,6 +12,7 @@ import type { CompiledWorkflow } from '../model/graph.js';
 import type { Engine, ExecutionHandle } from '../runtime/engine.js';
 import type { BlockLogEntry, StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
+import { randomUUID } from 'node:crypto';
 import { isTroupeError } from '../errors.js';
 import type { BlockLog, ExecutionRecord, LogIdentity, Store } from '../store/types.js';
 
@@ -34,9 +35,10 @@ export function starter(deps: ResumeDeps): NonNullable<ResumeDeps['start']> {
 
 /**
  * `resumed` when the execution runs again here; `cannot` (nothing started) when it cannot be
- * resumed; `taken` when another instance claimed it first (the claim is a guarded write).
+ * resumed; `taken` when it changed since it was listed (another instance claimed it: the claim
+ * is a guarded write); `error` when the store or the engine failed on the way (nothing claimed).
  */
-export type ResumeOutcome = 'resumed' | 'cannot' | 'taken';
+export type ResumeOutcome = 'resumed' | 'cannot' | 'taken' | 'error';
 
 export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, executionTimeoutMs: number): Promise<ResumeOutcome> {
   try {
@@ -51,7 +53,8 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     const startedAt = Date.parse(rec.startedAt ?? '') || Date.now();
     const activeMs = activeTime(detail, events.at(-1)?.at, startedAt);
     const dropLogs = staleLogs(detail.logs, planned.plan);
-    if (!(await claim(deps, detail, activeMs, dropLogs))) return 'taken';
+    // guarded by the record as listed: what the decision to resume it was based on
+    if (!(await claim(deps, rec, activeMs, dropLogs))) return 'taken';
     const kept = detail.logs.filter((l) => !dropLogs.some((d) => d.blockId === l.blockId && d.iteration === l.iteration));
     const handle = await starter(deps)(compiled, {
       ...startAgain(rec),
@@ -65,7 +68,7 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     return 'resumed';
   } catch (err) {
     deps.logger.error({ err, executionId: rec.id }, 'cannot resume an interrupted execution');
-    return 'cannot';
+    return 'error';
   }
 }
 
@@ -75,11 +78,12 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
  * crash of this run too counts only running time (activeTime), and drops the child logs of
  * containers that run again from their first iteration (staleLogs).
  */
-async function claim(deps: ResumeDeps, detail: ExecutionRecord, activeMs: number, dropLogs: LogIdentity[]): Promise<boolean> {
+async function claim(deps: ResumeDeps, listed: ExecutionRecord, activeMs: number, dropLogs: LogIdentity[]): Promise<boolean> {
   try {
-    await deps.store.executions.saveBoundary(detail.id, {
-      guard: { status: 'running', context: detail.context ?? null },
-      patch: { context: { resumed: { activeMs, at: new Date().toISOString() } } },
+    await deps.store.executions.saveBoundary(listed.id, {
+      guard: { status: 'running', context: listed.context ?? null },
+      // the token makes every claim a change, even two in the same millisecond
+      patch: { context: { resumed: { activeMs, at: new Date().toISOString(), claim: randomUUID() } } },
       ...(dropLogs.length > 0 ? { dropLogs } : {}),
     });
     return true;

@@ -56,6 +56,15 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     expect(issuesOf(doc)[0]).to.match(/items must be an array, an object or a JSON string, got number/);
   });
 
+  it('refuses a delay longer than a timer can take (2^31 − 1 ms): it would fire at once', () => {
+    const doc = docWith([
+      { id: 'lp', type: 'loop', name: 'Repeat', timeoutMs: 2_147_483_648, config: { kind: 'for', iterations: 2 } },
+      { id: 'body', type: 'function', name: 'Body', parent: 'lp', config: { code: 'return 1' } },
+      { id: 'api', type: 'api', name: 'Call', config: { url: 'https://example.com', timeoutMs: 2_147_483_648, retryMaxMs: 2_147_483_647 } },
+    ]);
+    expect(issuesOf(doc).map((i) => i.split(':')[0])).to.deep.equal(['/blocks/1/timeoutMs', '/blocks/3/config/timeoutMs']);
+  });
+
   it('checks what is literal when the workflow is saved: an API URL, a response status', () => {
     const doc = docWith([
       { id: 'a', type: 'api', name: 'A', config: { url: 'not a url' } },

@@ -289,6 +289,25 @@ describe('server: restart recovery', function () {
     await runtime.engine.whenIdle(10_000);
     expect((await repo.get('old'))?.status).to.equal('completed');
     expect((await repo.get('oldq'))?.status).to.equal('failed');
+    // a sweep that listed it before another instance claimed it does not claim it again
+    await repo.create({ ...record('late', 'running', '2026-01-01T00:00:00.000Z'), createdAt: '2026-01-01T00:00:00.000Z' });
+    const started: string[] = [];
+    const startAs = (who: string) => async (_c: unknown, req: { executionId: string }) => {
+      started.push(`${who}:${req.executionId}`);
+      return { id: req.executionId, done: new Promise<never>(() => undefined), recorded: Promise.resolve(), cancel: () => undefined, subscribe: () => () => undefined };
+    };
+    // B's view of the store: the same, but instance A sweeps completely between B's listing and B's claim
+    const slowRepo = Object.create(repo) as typeof repo;
+    slowRepo.listByStatus = async (...args) => {
+      const listed = await repo.listByStatus(...args);
+      if (listed.some((r) => r.id === 'late')) await recoverExecutions({ ...deps(now), start: startAs('A') }, shared);
+      return listed;
+    };
+    const slowStore = Object.assign(Object.create(runtime.store) as typeof runtime.store, { executions: slowRepo });
+    await recoverExecutions({ ...deps(now), store: slowStore, start: startAs('B') }, shared);
+    expect(started.filter((s) => s.endsWith(':late'))).to.deep.equal(['A:late']);
+    expect((await repo.get('late'))?.status, 'not failed by the instance that lost the claim').to.equal('running');
+
     // resumed a moment ago: not stale, whatever its start, so the next sweep leaves it alone
     await repo.create({ ...record('again', 'running', '2026-01-01T00:00:00.000Z'), createdAt: '2026-01-01T00:00:00.000Z', context: { resumed: { activeMs: 0, at: '2026-01-01T00:09:30.000Z' } } });
     const next = await recoverExecutions(deps(now), shared);

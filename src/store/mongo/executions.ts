@@ -89,14 +89,15 @@ export class MongoExecutions implements ExecutionRepo {
       } else if ((await this.executions.countDocuments({ _id: id }, { limit: 1, session })) === 0) {
         throw notFound('execution', id);
       }
-      if (batch.guard !== undefined) {
-        const context = batch.guard.context === undefined || batch.guard.context === null ? null : toJson(batch.guard.context);
-        // the write below conflicts with any other transaction claiming the same record: one wins
-        if ((await this.executions.countDocuments({ _id: id, status: batch.guard.status, context }, { limit: 1, session })) === 0) {
-          throw new TroupeError('CONFLICT', `execution ${id} changed meanwhile`, { details: { executionId: id } });
-        }
+      // the guard is the update's own filter: one document, one atomic check-and-write, with or
+      // without a transaction (two claimers: the second no longer matches what the first wrote)
+      const filter = batch.guard === undefined ? { _id: id } : { _id: id, status: batch.guard.status, context: guardedContext(batch.guard.context) };
+      if (Object.keys(set).length > 0) {
+        const { matchedCount } = await this.executions.updateOne(filter, { $set: set }, { session });
+        if (matchedCount === 0 && batch.guard !== undefined) throw changedMeanwhile(id);
+      } else if (batch.guard !== undefined && (await this.executions.countDocuments(filter, { limit: 1, session })) === 0) {
+        throw changedMeanwhile(id);
       }
-      if (Object.keys(set).length > 0) await this.executions.updateOne({ _id: id }, { $set: set }, { session });
       if (logOps.length > 0) await this.logs.bulkWrite(logOps, { ordered: true, session });
       if (eventOps.length > 0) await this.events.bulkWrite(eventOps, { ordered: true, session });
     });
@@ -132,4 +133,13 @@ export class MongoExecutions implements ExecutionRepo {
       .toArray();
     return docs.map((d) => toExecution(d, true));
   }
+}
+
+/** The context a guard expects, as stored (JSON text, or null). */
+function guardedContext(context: unknown): string | null {
+  return context === undefined || context === null ? null : toJson(context);
+}
+
+function changedMeanwhile(id: string): TroupeError {
+  return new TroupeError('CONFLICT', `execution ${id} changed meanwhile`, { details: { executionId: id } });
 }

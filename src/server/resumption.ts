@@ -46,6 +46,8 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     const stored = await deps.store.workflows.getVersion(rec.workflowId, rec.version);
     if (detail === null || stored === null) return cannot(deps, rec, 'its record or workflow version is gone');
     if (detail.status !== 'running') return 'taken';
+    // `troupe run` records into the same data dir, with the file's definition, not a stored version
+    if ((rec.trigger as { source?: unknown } | null)?.source === 'cli') return cannot(deps, rec, 'it was started by troupe run');
     const { compiled } = loadWorkflow(stored.definition, deps.registry);
     const planned = planResume(compiled, detail.logs);
     if ('reason' in planned) return cannot(deps, rec, planned.reason);

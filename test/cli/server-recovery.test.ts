@@ -217,6 +217,13 @@ describe('server: restart recovery', function () {
       expect(bodies.map((l) => [(l.iteration as { index: number }).index, (l.output as { result: unknown }).result])).to.deep.equal([[0, 'x'], [1, 'y']]);
     });
 
+    it('does not resume a troupe run execution: it ran a file, not a stored version', async () => {
+      const repo = runtime.store.executions;
+      await repo.create({ ...record('cli1', 'running', '2026-01-01T00:00:00.000Z'), trigger: { type: 'manual', source: 'cli' } });
+      const report = await recoverExecutions(deps(), opts);
+      expect(report).to.deep.include({ resumed: [], interrupted: ['cli1'] });
+    });
+
     it("keeps a chat execution's conversation when it starts over", async () => {
       const convo = {
         id: 'convo', name: 'Convo',

@@ -58,7 +58,13 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl, config.smtpFrom) }),
     });
     // before listening; through the execution service, so resumed runs are followed, cancelled and counted like any
-    const launch: Launch = (compiled, req) => services.executions.launch(compiled, req);
+    const launch: Launch = async (compiled, req) => {
+      const handle = await services.executions.launch(compiled, req);
+      if (req.trigger.type === 'chat') {
+        services.chatMessages.adopt(handle, req.trigger).catch((err: unknown) => logger.error({ err, executionId: req.executionId }, 'chat answer of a resumed execution not stored'));
+      }
+      return handle;
+    };
     const recovery = await recover(runtime, logger, false, launch);
     const server = http.createServer(app.callback());
     const port = await listen(server, config);

@@ -92,6 +92,24 @@ export class ChatMessages {
     return { conversation, handle, answer };
   }
 
+  /**
+   * A chat execution that restart recovery resumed: its answer joins its conversation when it
+   * ends, as a live one's does (the visitor who asked is gone with the crashed process; the
+   * conversation, which survives restarts, keeps the answer for the next visit).
+   */
+  async adopt(handle: ExecutionHandle, trigger: object): Promise<void> {
+    const { subdomain, conversationId } = trigger as { subdomain?: unknown; conversationId?: unknown };
+    const result = await handle.done;
+    if (result.status !== 'completed' || typeof subdomain !== 'string' || typeof conversationId !== 'string') return;
+    const chat = await this.deps.store.chats.getBySubdomain(subdomain);
+    const rec = await this.deps.store.executions.get(result.id);
+    if (chat === null || rec === null) return;
+    // the blocks' outputs from the record: the run before the crash settled some of them
+    const outputs = new Map(rec.logs.filter((l) => l.iteration === null && l.status === 'completed').map((l) => [l.blockId, l.output] as const));
+    const text = answerText(answerOf(chat, result, outputs));
+    await this.append(conversationId, { role: 'assistant', content: text, at: this.at(), executionId: result.id });
+  }
+
   /** someone else's conversation (another email, chat or workflow) is as unknown as a made-up id */
   private async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string): Promise<Conversation> {
     const found = await this.deps.store.chats.getConversation(id);

@@ -158,4 +158,47 @@ describe('troupe serve: webhooks, schedules and chat (child process)', function 
     expect(second.at(-1)?.data.output).to.deep.include({ result: 'turn 2: again' });
     expect(second[0]).to.deep.equal({ event: 'chunk', data: { text: 'turn 2: again' } });
   });
+
+  it('a chat run resumed after SIGKILL puts its answer in the conversation', async () => {
+    const data = join(dir, 'data');
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    const doc = {
+      id: 'slowchat',
+      name: 'Slow chat',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'think', type: 'function', name: 'Think', config: { code: 'await new Promise((r) => setTimeout(r, 1500));\nreturn <start.message>;' } },
+        { id: 'reply', type: 'function', name: 'Reply', config: { code: 'return `turn ${<start.history>.length / 2 + 1}: ${<think.result>}`;' } },
+      ],
+      connections: [{ from: 'start', to: 'think' }, { from: 'think', to: 'reply' }],
+    };
+    expect((await call(proc.url, 'POST', '/api/workflows', { token, body: doc })).status).to.equal(201);
+    expect((await call(proc.url, 'POST', '/api/workflows/slowchat/deploy', { token })).status).to.equal(201);
+    expect((await call(proc.url, 'PUT', '/api/workflows/slowchat/chat', { token, body: { subdomain: 'slowchat', auth: { mode: 'public' }, branding: { title: 'Slow' } } })).status).to.equal(201);
+    // the first message's stream is cut by the kill
+    const cut = call(proc.url, 'POST', '/api/chat/slowchat/messages', { body: { message: 'hello' } }).catch(() => null);
+    let running: { id: string; trigger: { conversationId: string } } | undefined;
+    for (let i = 0; i < 200 && running === undefined; i++) {
+      const list = await call(proc.url, 'GET', '/api/workflows/slowchat/executions', { token });
+      const item = (list.body.items as { id: string; status: string; trigger: { conversationId: string } }[])[0];
+      if (item?.status === 'running' && ((await call(proc.url, 'GET', `/api/executions/${item.id}`, { token })).body.logs as unknown[]).length >= 1) running = item;
+      else await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(running, 'the chat run was seen running').to.not.equal(undefined);
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    await cut;
+    proc = await startServe(data);
+    for (let i = 0; i < 200; i++) {
+      const rec = await call(proc.url, 'GET', `/api/executions/${running?.id ?? ''}`, { token });
+      if (rec.body.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const next = await call(proc.url, 'POST', '/api/chat/slowchat/messages', { body: { message: 'again', conversationId: running?.trigger.conversationId } });
+    const done = String(next.body).split('\n\n').find((b) => b.startsWith('event: done')) ?? '';
+    // the first turn's question and its answer (from the resumed run) are both in the history
+    expect(JSON.parse(/^data: (.*)$/m.exec(done)?.[1] ?? 'null')?.output).to.deep.include({ result: 'turn 2: again' });
+  });
 });

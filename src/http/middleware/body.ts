@@ -16,39 +16,67 @@ function tooLarge(limit: number): TroupeError {
 export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.resume(); // drain the rest without keeping it
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error): void => {
-      cleanup();
-      reject(new TroupeError('INVALID_REQUEST', 'the request body could not be read', { cause: err }));
-    };
-    const onAborted = (): void => onError(new Error('request aborted'));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-  });
+  return new Promise<Buffer>((resolve, reject) => new BodyCollector(req, limit, resolve, reject).listen());
+}
+
+/**
+ * Collects one request body under the limit. Its listeners are bound prototype methods, not
+ * arrows made per request: tsx (esbuild keepNames) wraps each named arrow in a defineProperty
+ * call, which showed in the execute profile.
+ */
+class BodyCollector {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private readonly onData = this.data.bind(this);
+  private readonly onEnd = this.end.bind(this);
+  private readonly onError = this.error.bind(this);
+  private readonly onAborted = this.aborted.bind(this);
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+    private readonly resolve: (body: Buffer) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+
+  listen(): void {
+    this.req.on('data', this.onData);
+    this.req.on('end', this.onEnd);
+    this.req.on('error', this.onError);
+    this.req.on('aborted', this.onAborted);
+  }
+
+  private cleanup(): void {
+    this.req.off('data', this.onData);
+    this.req.off('end', this.onEnd);
+    this.req.off('error', this.onError);
+    this.req.off('aborted', this.onAborted);
+  }
+
+  private data(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.cleanup();
+      this.req.resume(); // drain the rest without keeping it
+      this.reject(tooLarge(this.limit));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  private end(): void {
+    this.cleanup();
+    this.resolve(Buffer.concat(this.chunks, this.size));
+  }
+
+  private error(err: Error): void {
+    this.cleanup();
+    this.reject(new TroupeError('INVALID_REQUEST', 'the request body could not be read', { cause: err }));
+  }
+
+  private aborted(): void {
+    this.error(new Error('request aborted'));
+  }
 }
 
 export function parseJson(raw: Buffer): unknown {

@@ -5,7 +5,7 @@ import { errorInfo } from '../src/errors.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
-import { isPermanentCode, prepareConfig, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
+import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
 import type { ContainerActorInput, ContainerEvent, ContainerOutput } from './iteration.js';
@@ -185,8 +185,7 @@ function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: A
   clearDeadline(context);
   const outcome = containerOutcome(context, output, null);
   if (outcome.kind === 'failed' && retriesLeft(context, outcome.error.code)) {
-    const backoff = (context.block.retry?.backoffMs ?? 0) * 2 ** (context.attempts - 1);
-    context.run.services.clock.sleep(backoff, context.signal).then(
+    context.run.services.clock.sleep(retryBackoffMs(context.block, context.attempts), context.signal).then(
       () => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'CONTAINER.RETRY' });
       },
@@ -216,9 +215,14 @@ function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
     startTask(context, scope.self);
     return inPhase(snapshot, 'running');
   }
-  const failed = startContainer(context, scope.self);
+  return containerAttempt(snapshot, scope.self);
+}
+
+/** Starts an attempt of the container: running, or settled at once when its config could not be resolved. */
+function containerAttempt(snapshot: BlockSnapshot, self: AnyActorRef): BlockSnapshot {
+  const failed = startContainer(snapshot.context, self);
   if (failed === null) return inPhase(snapshot, 'running');
-  context.report(settleWith(context, failed));
+  snapshot.context.report(settleWith(snapshot.context, failed));
   return inPhase(snapshot, 'settled');
 }
 
@@ -265,10 +269,7 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
       if (event.type === 'CONTAINER.RETRY') {
         const { block, iteration } = snapshot.context;
         snapshot.context.report({ type: 'CONTAINER.ATTEMPT', blockId: block.id, iteration });
-        const failed = startContainer(snapshot.context, scope.self);
-        if (failed === null) return snapshot;
-        snapshot.context.report(settleWith(snapshot.context, failed));
-        return inPhase(snapshot, 'settled');
+        return containerAttempt(snapshot, scope.self);
       }
       return snapshot;
     default:

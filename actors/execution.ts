@@ -4,6 +4,7 @@ import type { Bus, Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
+import type { ResumePlan } from '../src/model/resume.js';
 import { startDecision } from '../src/model/readiness.js';
 import { MAX_TIMER_MS } from '../src/model/schema.js';
 import {
@@ -17,7 +18,7 @@ import {
 import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { ActorGroup } from './group.js';
-import { replayResume, resumeDecision, type ResumeInput } from './resume.js';
+import { replayResume, resumeDecision } from './resume.js';
 import type { ContainerEvent } from './iteration.js';
 import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
@@ -41,7 +42,7 @@ export interface ExecutionActorInput {
   /** the whole time limit, named in the timeout error (a resumed run's `timeoutMs` is what is left of it) */
   limitMs?: number;
   /** what an interrupted run of this execution had settled (see resume.ts) */
-  resume?: ResumeInput;
+  resume?: ResumePlan;
 }
 
 interface ExecutionContext extends ExecutionActorInput {
@@ -280,10 +281,10 @@ export const executionMachine = setup({
         context.reports = reporter(context, self);
         const report = context.reports.report;
         const { group, workflow, resume } = context;
-        const settled = resume === undefined ? null : context.ledger.resume(resume.plan, resume.open);
+        const settled = resume === undefined ? null : context.ledger.resume(resume);
         if (resume !== undefined) {
           // a resumed run whose settled blocks already decide the end starts nothing
-          const decided = resumeDecision(context, resume.plan);
+          const decided = resumeDecision(context, resume);
           if (decided !== null) {
             queueMicrotask(() => self.send(decided));
             return;
@@ -291,7 +292,7 @@ export const executionMachine = setup({
         }
         const toRun = settled === null ? workflow.topLevel : workflow.topLevel.filter((id) => !settled.has(id));
         for (const id of toRun) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
-        if (resume !== undefined) replayResume(context, resume.plan);
+        if (resume !== undefined) replayResume(context, resume);
         for (const id of toRun) {
           const decision = startDecision(workflow, id);
           if (decision === 'run') group.send(inboxKey('root', id), { type: 'START' });

@@ -11,14 +11,8 @@ import type { ErrorInfo } from '../src/errors.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { ResumePlan } from '../src/model/resume.js';
 import { asResponse, executionError, type ExecutionLedger } from '../src/runtime/execution-state.js';
-import type { BlockLogEntry, ExecutionError, ResponseOutput } from '../src/runtime/types.js';
+import type { ExecutionError, ResponseOutput } from '../src/runtime/types.js';
 import type { InboxMessage } from './messages.js';
-
-export interface ResumeInput {
-  plan: ResumePlan;
-  /** the logs of blocks that were running when the run stopped */
-  open: BlockLogEntry[];
-}
 
 export type ResumeDecision =
   | { type: 'BLOCK.FAILED'; error: ExecutionError }

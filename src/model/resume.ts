@@ -109,3 +109,26 @@ function replayMessages(workflow: CompiledWorkflow, settled: ReadonlyMap<string,
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
+
+/**
+ * What a resumed execution's record carries in `context` while it runs (the end replaces it):
+ * how long it had run before this resumption, when that was, and the claiming instance's token.
+ * Restart recovery writes it; recovery and the scheduler read it through `resumedMark`.
+ */
+export interface ResumedMark {
+  activeMs: number;
+  /** ms since the epoch */
+  at: number;
+}
+
+export function resumedContext(activeMs: number, at: Date, claim: string): { resumed: { activeMs: number; at: string; claim: string } } {
+  return { resumed: { activeMs, at: at.toISOString(), claim } };
+}
+
+/** The mark in a record's context, or null when it was never resumed (or the mark is unreadable). */
+export function resumedMark(context: unknown): ResumedMark | null {
+  const resumed = (context as { resumed?: { activeMs?: unknown; at?: unknown } } | null | undefined)?.resumed;
+  const at = typeof resumed?.at === 'string' ? Date.parse(resumed.at) : Number.NaN;
+  if (Number.isNaN(at)) return null;
+  return { activeMs: typeof resumed?.activeMs === 'number' ? resumed.activeMs : 0, at };
+}

@@ -97,7 +97,7 @@ export class Engine {
       },
       ...(req.resume === undefined
         ? {}
-        : { resume: { plan: req.resume.plan, open: req.resume.open }, startedAt: req.resume.startedAt, limitMs: req.resume.limitMs }),
+        : { resume: req.resume.plan, startedAt: req.resume.startedAt, limitMs: req.resume.limitMs }),
     };
   }
 

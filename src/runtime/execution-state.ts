@@ -70,10 +70,10 @@ export class ExecutionLedger {
 
   /**
    * Takes over what an interrupted run of this execution had settled (see src/model/resume.ts):
-   * the context of its settled top-level blocks, and the logs still open (running when it
-   * stopped), which a block run again replaces and the end marks cancelled otherwise.
+   * the context of its settled top-level blocks. Only settled logs are ever stored (a start is an
+   * event), so a block that was running simply starts again and writes its log anew.
    */
-  resume(plan: ResumePlan, open: readonly BlockLogEntry[]): ReadonlySet<string> {
+  resume(plan: ResumePlan): ReadonlySet<string> {
     for (const s of plan.settled) {
       this.states[s.blockId] = s.status;
       if (s.output !== null) this.outputs[s.blockId] = s.output;
@@ -83,7 +83,6 @@ export class ExecutionLedger {
       if (decision !== undefined) this.decisions[s.blockId] = decision;
       this.settledTopLevel += 1;
     }
-    for (const log of open) this.logs.set(logKey(log.blockId, log.iteration), log);
     this.nextOrder = Math.max(this.nextOrder, plan.nextOrder);
     return new Set(plan.settled.map((s) => s.blockId));
   }

@@ -111,8 +111,7 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
         // a retry would stream its text again after what the reader already saw
         const streamed = chunks.sink !== undefined;
         if (signal.aborted || attempts >= maxAttempts || isPermanent(err) || streamed) throw err;
-        const backoff = (run.block.retry?.backoffMs ?? 0) * 2 ** (attempts - 1);
-        await run.services.clock.sleep(backoff, signal);
+        await run.services.clock.sleep(retryBackoffMs(run.block, attempts), signal);
       }
     }
   } catch (err) {
@@ -150,6 +149,11 @@ function failed(info: ErrorInfo, input: unknown, runs: number): BlockOutcome {
 /** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */
 function isPermanent(err: unknown): boolean {
   return isPermanentCode(toTroupeError(err).code);
+}
+
+/** The wait after a block's attempt `attempt` failed: its `retry.backoffMs`, doubled each time. */
+export function retryBackoffMs(block: Pick<CompiledBlock, 'retry'>, attempt: number): number {
+  return (block.retry?.backoffMs ?? 0) * 2 ** (attempt - 1);
 }
 
 /** Failures a whole-block retry would only repeat: bad input or config, a missing secret, a cancel. */

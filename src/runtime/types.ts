@@ -102,7 +102,6 @@ export interface StartRequest {
    */
   resume?: {
     plan: ResumePlan;
-    open: BlockLogEntry[];
     lastSeq: number;
     startedAt: number;
     /** the execution's whole time limit (`timeoutMs` is what the interrupted runs left of it) */

@@ -14,7 +14,8 @@ import type { ExecutionResult } from '../runtime/types.js';
 import { executionEvents } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import { lastClaimedAt, resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
+import { resumedMark } from '../model/resume.js';
+import { resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
 import type { BoundaryItem, ExecutionRecord, ExecutionRepo, StatusCursor, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
@@ -105,6 +106,11 @@ async function drainOrphans(
 function startTime(rec: ExecutionRecord): number {
   const at = rec.startedAt ?? rec.createdAt;
   return at === undefined || at === null ? 0 : Date.parse(at);
+}
+
+/** When an execution last showed for sure that it was alive: its start, or its latest resumption. */
+function lastClaimedAt(rec: ExecutionRecord): number {
+  return Math.max(startTime(rec), resumedMark(rec.context)?.at ?? Number.NEGATIVE_INFINITY);
 }
 
 /** Fails the record (markInterrupted) and publishes `execution.failed` as the engine would have. */

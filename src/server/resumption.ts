@@ -2,15 +2,15 @@
  * Resuming a `running` execution that a crash interrupted, from its last persisted block
  * boundary (DESIGN "The shape"; docs/operations.md "Restart recovery"): the blocks whose logs
  * say they settled are not run again, the blocks that were running start over, and the rest run
- * as their inputs settle. Only with the embedded store, where the data dir belongs to this
- * process: on a shared store a starting instance cannot tell an orphan from a live run.
+ * as their inputs settle. On a shared store several instances may try: one claims it (a guarded
+ * write) and the others leave it.
  */
 import type { Logger } from 'pino';
-import { planResume, type ResumePlan } from '../model/resume.js';
+import { planResume, resumedContext, resumedMark, type ResumePlan } from '../model/resume.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import type { Engine, ExecutionHandle } from '../runtime/engine.js';
-import type { BlockLogEntry, StartRequest } from '../runtime/types.js';
+import type { StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { randomUUID } from 'node:crypto';
 import { isTroupeError } from '../errors.js';
@@ -57,12 +57,11 @@ export async function resumeExecution(deps: ResumeDeps, rec: ExecutionRecord, ex
     const dropLogs = staleLogs(detail.logs, planned.plan);
     // guarded by the record as listed: what the decision to resume it was based on
     if (!(await claim(deps, rec, activeMs, dropLogs))) return 'taken';
-    const kept = detail.logs.filter((l) => !dropLogs.some((d) => d.blockId === l.blockId && d.iteration === l.iteration));
     const handle = await starter(deps)(compiled, {
       ...startAgain(rec),
       // the time it had run before the crash counts; the downtime does not
       timeoutMs: Math.max(0, executionTimeoutMs - activeMs),
-      resume: { plan: planned.plan, open: openLogs(kept), lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
+      resume: { plan: planned.plan, lastSeq: events.at(-1)?.seq ?? 0, startedAt, limitMs: executionTimeoutMs },
     });
     // not awaited: recovery must not hold up the start of the service
     handle.done.catch((err: unknown) => deps.logger.error({ err, executionId: rec.id }, 'resumed execution failed to finish'));
@@ -85,7 +84,7 @@ async function claim(deps: ResumeDeps, listed: ExecutionRecord, activeMs: number
     await deps.store.executions.saveBoundary(listed.id, {
       guard: { status: 'running', context: listed.context ?? null },
       // the token makes every claim a change, even two in the same millisecond
-      patch: { context: { resumed: { activeMs, at: new Date().toISOString(), claim: randomUUID() } } },
+      patch: { context: resumedContext(activeMs, new Date(), randomUUID()) },
       ...(dropLogs.length > 0 ? { dropLogs } : {}),
     });
     return true;
@@ -118,15 +117,6 @@ function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): 'cannot' {
   return 'cannot';
 }
 
-/** When an execution last showed for sure that it was alive: its start, or its latest resumption. */
-export function lastClaimedAt(rec: ExecutionRecord): number {
-  const resumedAt = (rec.context as { resumed?: { at?: unknown } } | null | undefined)?.resumed?.at;
-  const at = rec.startedAt ?? rec.createdAt;
-  const started = at === undefined || at === null ? 0 : Date.parse(at);
-  const resumed = typeof resumedAt === 'string' ? Date.parse(resumedAt) : Number.NaN;
-  return Number.isNaN(resumed) ? started : Math.max(started, resumed);
-}
-
 /**
  * The logs written inside a top-level loop or parallel that had not settled: it runs again from
  * its first iteration, and an iteration it does not reach again must not keep its earlier log.
@@ -146,20 +136,14 @@ function outermostContainer(iteration: unknown): string | null {
   return typeof at.container === 'string' ? at.container : null;
 }
 
-/** Logs of blocks that had started and not settled: the resumed run replaces or cancels them. */
-function openLogs(logs: readonly BlockLog[]): BlockLogEntry[] {
-  return logs.filter((l) => l.status === 'running' || l.status === 'pending') as BlockLogEntry[];
-}
-
 /**
  * How long the execution has run, downtime left out: from its start (or from the last resume,
  * which left what had run before it in `context.resumed`) until the last thing it did.
  */
 function activeTime(rec: { context?: unknown; logs: readonly BlockLog[] }, lastEventAt: string | undefined, startedAt: number): number {
-  const resumed = (rec.context as { resumed?: { activeMs?: unknown; at?: unknown } } | null | undefined)?.resumed;
-  const before = typeof resumed?.activeMs === 'number' ? resumed.activeMs : 0;
-  const since = typeof resumed?.at === 'string' && !Number.isNaN(Date.parse(resumed.at)) ? Date.parse(resumed.at) : startedAt;
-  return before + (lastActivity(rec.logs, lastEventAt, since) - since);
+  const mark = resumedMark(rec.context);
+  const since = mark?.at ?? startedAt;
+  return (mark?.activeMs ?? 0) + (lastActivity(rec.logs, lastEventAt, since) - since);
 }
 
 /** When the interrupted run last did something (not before `since`): its newest event or log time. */

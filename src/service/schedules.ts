@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { TroupeError } from '../errors.js';
 import { parseCron, type CronFields } from '../model/cron.js';
 import { dueBetween, lastDueBetween, nextDue } from '../model/cron-next.js';
+import { resumedMark } from '../model/resume.js';
 import type { BlockTypeRegistry, ScheduleTrigger } from '../model/types.js';
 import { newExecutionId } from '../runtime/ids.js';
 import type { ScheduleEntry, ScheduleFire, Store } from '../store/types.js';
@@ -189,8 +190,7 @@ export class ScheduleService {
     if (this.deps.executions.runsHere(rec.id)) return true;
     // a run past its time limit was left `running` by an instance that died: it blocks nothing
     // (a resumed run's limit counts from its resumption: docs/operations.md)
-    const resumedAt = (rec.context as { resumed?: { at?: unknown } } | null | undefined)?.resumed?.at;
-    const since = Date.parse(typeof resumedAt === 'string' ? resumedAt : (rec.startedAt ?? last.firedAt));
+    const since = resumedMark(rec.context)?.at ?? Date.parse(rec.startedAt ?? last.firedAt);
     return now - since < this.deps.executionTimeoutMs + 60_000;
   }
 

@@ -47,6 +47,14 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/**
+ * A record's context as both adapters store it (JSON text, null when absent): what they write,
+ * and what a guard compares against.
+ */
+export function contextText(context: unknown): string | null {
+  return context === undefined || context === null ? null : toJson(context);
+}
+
 export function fromJson(text: string | null | undefined): unknown {
   return text === null || text === undefined ? null : JSON.parse(text);
 }

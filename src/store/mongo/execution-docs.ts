@@ -1,5 +1,5 @@
 /** Document ⇄ record mapping for executions, block logs and events. */
-import { fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
+import { contextText, fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
 import type { BlockLog, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
 
@@ -18,7 +18,7 @@ export function executionDoc(rec: ExecutionRecord, createdAt: string): Execution
     _id: rec.id, workflowId: rec.workflowId, version: rec.version, status: rec.status,
     trigger: toJson(rec.trigger), input: toJson(rec.input), output: toJson(rec.output), error: toJson(rec.error),
     startedAt: isoOrNull(rec.startedAt), endedAt: isoOrNull(rec.endedAt), durationMs: rec.durationMs ?? null,
-    context: rec.context === undefined || rec.context === null ? null : toJson(rec.context), createdAt,
+    context: contextText(rec.context), createdAt,
   };
 }
 
@@ -35,7 +35,7 @@ export function patchFields(patch: ExecutionPatch): Partial<ExecutionDoc> {
   if ('startedAt' in patch) set.startedAt = isoOrNull(patch.startedAt);
   if ('endedAt' in patch) set.endedAt = isoOrNull(patch.endedAt);
   if ('durationMs' in patch) set.durationMs = patch.durationMs ?? null;
-  if ('context' in patch) set.context = patch.context === undefined || patch.context === null ? null : toJson(patch.context);
+  if ('context' in patch) set.context = contextText(patch.context);
   return set;
 }
 

@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound, toJson } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, iterationKey, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -91,7 +91,7 @@ export class MongoExecutions implements ExecutionRepo {
       }
       // the guard is the update's own filter: one document, one atomic check-and-write, with or
       // without a transaction (two claimers: the second no longer matches what the first wrote)
-      const filter = batch.guard === undefined ? { _id: id } : { _id: id, status: batch.guard.status, context: guardedContext(batch.guard.context) };
+      const filter = batch.guard === undefined ? { _id: id } : { _id: id, status: batch.guard.status, context: contextText(batch.guard.context) };
       if (Object.keys(set).length > 0) {
         const { matchedCount } = await this.executions.updateOne(filter, { $set: set }, { session });
         if (matchedCount === 0 && batch.guard !== undefined) throw changedMeanwhile(id);
@@ -133,11 +133,6 @@ export class MongoExecutions implements ExecutionRepo {
       .toArray();
     return docs.map((d) => toExecution(d, true));
   }
-}
-
-/** The context a guard expects, as stored (JSON text, or null). */
-function guardedContext(context: unknown): string | null {
-  return context === undefined || context === null ? null : toJson(context);
 }
 
 function changedMeanwhile(id: string): TroupeError {

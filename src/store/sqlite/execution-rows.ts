@@ -1,5 +1,5 @@
 /** Row ⇄ record mapping for executions, block logs and events. */
-import { fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
+import { contextText, fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
 import type { BlockLog, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
 
 export interface ExecutionRow {
@@ -34,7 +34,7 @@ export function executionRow(rec: ExecutionRecord, createdAt: string): Execution
     id: rec.id, workflow_id: rec.workflowId, version: rec.version, status: rec.status,
     trigger: toJson(rec.trigger), input: toJson(rec.input), output: toJson(rec.output), error: toJson(rec.error),
     started_at: isoOrNull(rec.startedAt), ended_at: isoOrNull(rec.endedAt), duration_ms: rec.durationMs ?? null,
-    context: rec.context === undefined || rec.context === null ? null : toJson(rec.context), created_at: createdAt,
+    context: contextText(rec.context), created_at: createdAt,
   };
 }
 
@@ -54,7 +54,7 @@ export function patchColumns(patch: ExecutionPatch): [Column, string | number | 
   if ('startedAt' in patch) set('started_at', isoOrNull(patch.startedAt));
   if ('endedAt' in patch) set('ended_at', isoOrNull(patch.endedAt));
   if ('durationMs' in patch) set('duration_ms', patch.durationMs ?? null);
-  if ('context' in patch) set('context', patch.context === undefined || patch.context === null ? null : toJson(patch.context));
+  if ('context' in patch) set('context', contextText(patch.context));
   return cols;
 }
 

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso, iterationKey, notFound, toJson } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, iterationKey, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -142,8 +142,7 @@ export class SqliteExecutions implements ExecutionRepo {
       ops.push({ sql: EXECUTION_EXISTS, params: [id], expect: 'row', code: 'NOT_FOUND' });
     }
     if (batch.guard !== undefined) {
-      const context = batch.guard.context === undefined || batch.guard.context === null ? null : toJson(batch.guard.context);
-      ops.push({ sql: EXECUTION_AS_SEEN, params: [id, batch.guard.status, context], expect: 'row', code: 'CONFLICT', message: `execution ${id} changed meanwhile` });
+      ops.push({ sql: EXECUTION_AS_SEEN, params: [id, batch.guard.status, contextText(batch.guard.context)], expect: 'row', code: 'CONFLICT', message: `execution ${id} changed meanwhile` });
     }
     const patch = batch.patch ? this.patchOp(id, batch.patch) : null;
     if (patch !== null) ops.push(patch);

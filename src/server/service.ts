@@ -12,6 +12,7 @@ import { smtpMailer } from '../service/mailer.js';
 import { openRuntime, type Runtime } from '../main.js';
 import { storeSecretSource } from '../service/index.js';
 import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
 
@@ -39,12 +40,27 @@ export interface Service {
 
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const { logger } = options;
-  const secrets = loadServiceSecrets(config);
-  const runtime = await openRuntime(config, {
-    // the same decryption the secrets routes encrypt for; TROUPE_VAR_* is chained after it
-    secrets: (store) => storeSecretSource(store, secrets.secretKey.value),
-    onError: (err) => logger.error({ err }, 'execution persistence failed'),
-  });
+  // before anything reads the store: recovery would take another live service's runs for orphans
+  const lock = config.mongodbUrl === undefined ? lockDataDir(config.dataDir) : undefined;
+  let runtime: Runtime;
+  let secrets: ServiceSecrets;
+  try {
+    secrets = loadServiceSecrets(config);
+    runtime = await openRuntime(config, {
+      // the same decryption the secrets routes encrypt for; TROUPE_VAR_* is chained after it
+      secrets: (store) => storeSecretSource(store, secrets.secretKey.value),
+      onError: (err) => logger.error({ err }, 'execution persistence failed'),
+    });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+  return serveOn(runtime, secrets, config, options, () => lock?.release());
+}
+
+/** The app, recovery, the listener and the schedulers on an open runtime; `release` runs once it is closed again. */
+async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readonly<Config>, options: ServiceOptions, release: () => void): Promise<Service> {
+  const { logger } = options;
   try {
     const { app, services } = buildApp({
       config,
@@ -85,12 +101,14 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
-        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()]).then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason));
+        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()])
+          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason))
+          .finally(release);
         return stopping;
       },
     };
   } catch (err) {
-    await runtime.close();
+    await runtime.close().finally(release);
     throw err;
   }
 }

@@ -120,6 +120,23 @@ describe('troupe serve (child process)', function () {
     expect(nats.stderr).to.contain('NATS_URL');
   });
 
+  it('refuses a second service on the same SQLite data dir, and starts again once the first is killed with SIGKILL', async () => {
+    const data = tempDir();
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    // sync, with its 60 s kill: a second service that wrongly started would not be left behind
+    const second = troupeSync(['serve'], { TROUPE_DATA_DIR: data });
+    expect(second.code).to.not.equal(0);
+    expect(second.stderr).to.contain(`the data dir ${data} is in use by another troupe serve`);
+    expect(second.stdout).to.not.contain('troupe listening');
+    expect((await call(proc.url, 'GET', '/api/workflows', { token })).status).to.equal(200);
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    // the operating system dropped the lock with the killed process: nothing stale to clean up
+    proc = await startServe(data);
+    expect((await call(proc.url, 'GET', '/api/workflows', { token })).status).to.equal(200);
+  });
+
   it('finishes a running execution on SIGTERM before exiting', async () => {
     const data = tempDir();
     proc = await startServe(data);

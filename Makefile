@@ -9,11 +9,8 @@ MOCHA := npx mocha
 help:
 	@echo "make setup | run | test | test-unit | test-integration | bench | lint | typecheck"
 
-# npm ci first; npm 11 rejects this lock file in ci because eslint-plugin-import-x's
-# unrs-resolver lists platform packages the lock leaves out, so fall back to an install that
-# still follows the lock file.
 $(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
 # nats-server is only needed by tests and by distributed mode; install it from Debian if absent.

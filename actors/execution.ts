@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { assign, setup } from 'xstate';
+import { setup } from 'xstate';
 import type { Bus, Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
@@ -22,6 +22,13 @@ import { replayResume, resumeDecision } from './resume.js';
 import type { ContainerEvent } from './iteration.js';
 import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
+/** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */
+export interface ExecutionSink {
+  notify(event: ExecutionEvent): void;
+  /** logs of a container's earlier attempt, to remove from what is recorded */
+  forgetLogs(logs: readonly BlockLogEntry[]): void;
+}
+
 export interface ExecutionActorInput {
   executionId: string;
   workflowId: string;
@@ -34,9 +41,7 @@ export interface ExecutionActorInput {
   blockRun: BlockActorInput['run'];
   blockTypes: BlockActorInput['blockTypes'];
   /** observers: persistence, SSE, CLI progress */
-  notify(event: ExecutionEvent): void;
-  /** logs of a container's earlier attempt, to remove from what is recorded */
-  forgetLogs(logs: readonly BlockLogEntry[]): void;
+  sink: ExecutionSink;
   /** the start of the run this one resumes (its time limit is what that run left) */
   startedAt?: number;
   /** the whole time limit, named in the timeout error (a resumed run's `timeoutMs` is what is left of it) */
@@ -112,7 +117,7 @@ type Started = Extract<BlockReport, { type: 'BLOCK.STARTED' }>;
 
 function recordStart(ctx: ExecutionContext, event: Started): void {
   const log = ctx.ledger.started(event.blockId, event.at, event.iteration);
-  ctx.notify({
+  ctx.sink.notify({
     type: 'block.started',
     data: { blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, order: log.order, iteration: log.iteration },
   });
@@ -121,7 +126,7 @@ function recordStart(ctx: ExecutionContext, event: Started): void {
 /** Folds one settled report into the ledger, tells observers, and returns the event it decides, if any. */
 function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | null {
   const log = ctx.ledger.settled(e);
-  ctx.notify({ type: `block.${e.status}`, data: log });
+  ctx.sink.notify({ type: `block.${e.status}`, data: log });
   if (isFatal(ctx, e)) return { type: 'BLOCK.FAILED', error: executionError(e.error, e.blockId) };
   // wherever it sits: one inside a loop or parallel ends the run too (a failure inside a container
   // is the container's to decide; a response is not)
@@ -183,9 +188,9 @@ type ReportEvent = Parameters<BlockActorInput['report']>[0];
 /** Folds one report into the ledger and tells observers; returns the event it decides, if any. */
 function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventIn | null {
   if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
-  else if (event.type === 'BLOCK.CHUNK') ctx.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
+  else if (event.type === 'BLOCK.CHUNK') ctx.sink.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
   else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
-  else if (event.type === 'CONTAINER.ATTEMPT') ctx.forgetLogs(ctx.ledger.dropAttempt(event.blockId, event.iteration));
+  else if (event.type === 'CONTAINER.ATTEMPT') ctx.sink.forgetLogs(ctx.ledger.dropAttempt(event.blockId, event.iteration));
   else return applySettled(ctx, event);
   return null;
 }
@@ -244,10 +249,66 @@ function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn):
   return setTimeout(() => self.send({ type: 'TIMEOUT' }), Math.min(ctx.timeoutMs, MAX_TIMER_MS));
 }
 
-function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): Partial<ExecutionContext> {
-  const at = Date.now();
+function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): void {
   const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
-  return { result: buildResult(base, { status, output, error, response: ctx.response, at }) };
+  ctx.result = buildResult(base, { status, output, error, response: ctx.response, at: Date.now() });
+}
+
+/**
+ * The context is this execution's own mutable state (like the ledger), so the transitions write
+ * it in place rather than through `assign`: an assign copies the whole context and clones the
+ * snapshot, which was the largest single cost of a short execution's machine.
+ */
+type Args<E extends ExecutionEventIn['type'] = ExecutionEventIn['type']> = { context: ExecutionContext; event: Extract<ExecutionEventIn, { type: E }> };
+
+function timedOut({ context }: Args): void {
+  context.error = { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.limitMs ?? context.timeoutMs} ms time limit`, blockId: null };
+}
+function blockFailed({ context, event }: Args<'BLOCK.FAILED'>): void {
+  context.error = event.error;
+}
+function responded({ context, event }: Args<'BLOCK.RESPONDED'>): void {
+  context.response = event.response;
+}
+function cancelled({ context }: Args): void {
+  context.error = { code: 'CANCELLED', message: 'execution cancelled', blockId: null };
+}
+function endCompleted({ context }: Args): void {
+  finish(context, 'completed', context.response ?? finalOutput(context.workflow, context.ledger), null);
+}
+function endFailed({ context }: Args): void {
+  finish(context, 'failed', null, context.error);
+}
+function endCancelled({ context }: Args): void {
+  finish(context, 'cancelled', null, context.error);
+}
+
+/** Field by field, not a spread of the input: a fixed shape, built once per execution. */
+function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionEventIn): void }): ExecutionContext {
+  return {
+    executionId: input.executionId,
+    workflowId: input.workflowId,
+    version: input.version,
+    workflow: input.workflow,
+    bus: input.bus,
+    prefix: input.prefix,
+    timeoutMs: input.timeoutMs,
+    blockRun: input.blockRun,
+    blockTypes: input.blockTypes,
+    sink: input.sink,
+    limitMs: input.limitMs,
+    resume: input.resume,
+    startedAt: input.startedAt ?? Date.now(),
+    group: new ActorGroup(blockActorFailed(self)),
+    controller: unboundedController(),
+    ledger: new ExecutionLedger(input.workflow),
+    response: null,
+    error: null,
+    result: null,
+    reports: null,
+    channel: null,
+    deadline: null,
+  };
 }
 
 export const executionMachine = setup({
@@ -259,19 +320,7 @@ export const executionMachine = setup({
   },
 }).createMachine({
   id: 'execution',
-  context: ({ input, self }) => ({
-    ...input,
-    startedAt: input.startedAt ?? Date.now(),
-    group: new ActorGroup(blockActorFailed(self)),
-    controller: unboundedController(),
-    ledger: new ExecutionLedger(input.workflow),
-    response: null,
-    error: null,
-    result: null,
-    reports: null,
-    channel: null,
-    deadline: null,
-  }),
+  context: ({ input, self }) => executionContext(input, self),
   initial: 'running',
   states: {
     running: {
@@ -300,36 +349,16 @@ export const executionMachine = setup({
         }
       },
       on: {
-        TIMEOUT: {
-          target: 'failed',
-          actions: assign(({ context }) => ({
-            error: { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.limitMs ?? context.timeoutMs} ms time limit`, blockId: null },
-          })),
-        },
-        'BLOCK.FAILED': { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
-        'BLOCK.RESPONDED': { target: 'completed', actions: assign({ response: ({ event }) => event.response }) },
+        TIMEOUT: { target: 'failed', actions: timedOut },
+        'BLOCK.FAILED': { target: 'failed', actions: blockFailed },
+        'BLOCK.RESPONDED': { target: 'completed', actions: responded },
         'ALL.SETTLED': { target: 'completed' },
-        CANCEL: {
-          target: 'cancelled',
-          actions: assign({ error: () => ({ code: 'CANCELLED', message: 'execution cancelled', blockId: null }) }),
-        },
+        CANCEL: { target: 'cancelled', actions: cancelled },
       },
     },
-    completed: {
-      type: 'final',
-      entry: [
-        stopBlocks,
-        assign(({ context }) => finish(context, 'completed', context.response ?? finalOutput(context.workflow, context.ledger), null)),
-      ],
-    },
-    failed: {
-      type: 'final',
-      entry: [stopBlocks, assign(({ context }) => finish(context, 'failed', null, context.error))],
-    },
-    cancelled: {
-      type: 'final',
-      entry: [stopBlocks, assign(({ context }) => finish(context, 'cancelled', null, context.error))],
-    },
+    completed: { type: 'final', entry: [stopBlocks, endCompleted] },
+    failed: { type: 'final', entry: [stopBlocks, endFailed] },
+    cancelled: { type: 'final', entry: [stopBlocks, endCancelled] },
   },
   output: ({ context }) => ({ result: context.result, data: context.ledger.snapshot() }),
 });

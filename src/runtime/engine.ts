@@ -1,5 +1,6 @@
 import { createActor, type ActorRefFrom } from 'xstate';
-import { executionMachine, type ExecutionActorInput } from '../../actors/execution.js';
+import { executionMachine, type ExecutionActorInput, type ExecutionSink } from '../../actors/execution.js';
+import { ExecutionRun, RECORDED, type ExecutionHandle, type RunOwner } from './execution-run.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { findSecretNames, redactSecrets } from '../model/references.js';
@@ -7,23 +8,16 @@ import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
 import { redactionValues } from './run-block.js';
 import type { ExecutionRecord } from '../store/types.js';
-import type { ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
+import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
 
-export interface ExecutionHandle {
-  id: string;
-  /** resolves once the execution has ended and its record is in the store */
-  done: Promise<ExecutionResult>;
-  /** resolves once the record (status running) is in the store */
-  recorded: Promise<void>;
-  cancel(): void;
-  subscribe(listener: (event: ExecutionEvent) => void): () => void;
-}
+export type { ExecutionHandle } from './execution-run.js';
 
 /** Starts executions: resolves secrets, records, spawns the execution actor, reports the end. */
-export class Engine {
+export class Engine implements RunOwner {
   private readonly running = new Map<string, ActorRefFrom<typeof executionMachine>>();
   private readonly persister: BoundaryPersister | undefined;
+  private processSecrets: Map<string, string> | undefined;
 
   constructor(private readonly deps: RuntimeDeps, private readonly onError: (err: unknown) => void = () => undefined) {
     this.persister = deps.executions ? new BoundaryPersister(deps.executions, onError) : undefined;
@@ -36,44 +30,24 @@ export class Engine {
   /** `listener` is attached before the first event, so it sees every one of them. */
   async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
     const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId();
-    const secrets = await this.loadSecrets(workflow);
+    const found = this.loadSecrets(workflow);
+    const secrets = found instanceof Map ? found : await found;
     const secretValues = redactionValues(secrets);
-    const listeners = new Set<(event: ExecutionEvent) => void>(listener ? [listener] : []);
     // a resumed run's record exists already; its events go on after the stored ones
     if (req.resume !== undefined) this.persister?.continueFrom(id, req.resume.lastSeq);
-    const recorded = req.resume !== undefined ? Promise.resolve() : this.createRecord(runningRecord(id, req, secretValues));
+    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues));
     if (req.awaitRecord !== false) await recorded;
-    const notify = (event: ExecutionEvent): void => {
-      this.record(id, event);
-      for (const l of listeners) l(event);
-    };
-    const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, notify) });
-    const done = this.whenDone(id, actor, notify, secretValues, req.trigger, recorded);
+    const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener);
+    const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, run) });
+    run.attach(actor);
     this.running.set(id, actor);
     this.announce('started', { executionId: id, workflowId: req.workflowId, trigger: req.trigger, status: 'running', durationMs: 0 });
     actor.start();
-    // nothing runs on unrecorded: a record that could not be written stops the run (done then fails with why)
-    recorded.catch(() => actor.send({ type: 'CANCEL' }));
-    return {
-      id,
-      done,
-      recorded,
-      cancel: () => actor.send({ type: 'CANCEL' }),
-      subscribe: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-    };
+    return run;
   }
 
-  private machineInput(
-    id: string,
-    workflow: CompiledWorkflow,
-    req: StartRequest,
-    secrets: Map<string, string>,
-    notify: (event: ExecutionEvent) => void,
-  ): ExecutionActorInput {
-    return {
+  private machineInput(id: string, workflow: CompiledWorkflow, req: StartRequest, secrets: Map<string, string>, sink: ExecutionSink): ExecutionActorInput {
+    const input: ExecutionActorInput = {
       executionId: id,
       workflowId: req.workflowId,
       version: req.version,
@@ -87,18 +61,18 @@ export class Engine {
         secrets,
         input: req.input,
         trigger: req.trigger,
-        ...(req.conversationId === undefined ? {} : { conversationId: req.conversationId }),
         services: this.deps.services,
       },
       blockTypes: this.deps.blockTypes,
-      notify,
-      forgetLogs: (logs) => {
-        for (const log of logs) this.persister?.dropLog(id, log);
-      },
-      ...(req.resume === undefined
-        ? {}
-        : { resume: req.resume.plan, startedAt: req.resume.startedAt, limitMs: req.resume.limitMs }),
+      sink,
     };
+    if (req.conversationId !== undefined) input.blockRun.conversationId = req.conversationId;
+    if (req.resume !== undefined) {
+      input.resume = req.resume.plan;
+      input.startedAt = req.resume.startedAt;
+      input.limitMs = req.resume.limitMs;
+    }
+    return input;
   }
 
   /** Cancels an execution wherever it runs: the control subject reaches its actor on any process. */
@@ -108,51 +82,8 @@ export class Engine {
     else this.deps.bus.publish(executionControl(this.deps.busPrefix, executionId), { cancel: true });
   }
 
-  private whenDone(
-    id: string,
-    actor: ActorRefFrom<typeof executionMachine>,
-    notify: (event: ExecutionEvent) => void,
-    secretValues: string[],
-    trigger: StartRequest['trigger'],
-    recorded: Promise<void>,
-  ): Promise<ExecutionResult> {
-    return new Promise<ExecutionResult>((resolve, reject) => {
-      actor.subscribe({
-        complete: () => {
-          const { result, data } = actor.getSnapshot().output ?? { result: null, data: null };
-          if (result === null || data === null) {
-            reject(new Error(`execution ${id} ended without a result`));
-            return;
-          }
-          const final = redactSecrets(result, secretValues) as ExecutionResult;
-          // the end rides the same batch as the creation when that is still pending
-          Promise.all([recorded, this.finishRecord(id, final, data)]).then(
-            () => {
-              this.running.delete(id);
-              this.persister?.forget(id);
-              try {
-                notify({ type: 'done', data: final });
-              } catch (err) {
-                this.onError(err);
-              }
-              this.announce(final.status, { executionId: id, workflowId: final.workflowId, trigger, status: final.status, durationMs: final.durationMs });
-              resolve(final);
-            },
-            (err: unknown) => {
-              this.running.delete(id);
-              reject(err instanceof Error ? err : new Error(String(err)));
-            },
-          );
-        },
-        error: (err) => {
-          this.running.delete(id);
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
-      });
-    });
-  }
-
-  private async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void> {
+  /** @internal the run's end: its record, written with the `done` event */
+  async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void> {
     const p = this.persister;
     if (p === undefined) return;
     for (const log of data.logs) if (log.status === 'cancelled') p.log(id, log);
@@ -170,9 +101,9 @@ export class Engine {
 
   /**
    * SPEC §5's lifecycle events. The execution is decided and recorded whatever becomes of them:
-   * a bus that refuses one (closed, or NATS gone for good) is reported, not thrown.
+   * a bus that refuses one (closed, or NATS gone for good) is reported, not thrown. (@internal)
    */
-  private announce(kind: ExecutionEventKind, payload: Record<string, unknown>): void {
+  announce(kind: ExecutionEventKind, payload: Record<string, unknown>): void {
     try {
       this.deps.bus.publish(executionEvents(this.deps.busPrefix, kind), payload);
     } catch (err) {
@@ -181,24 +112,38 @@ export class Engine {
   }
 
   /** Through the group commit when there is a persister: concurrent starts share a transaction. */
-  private async createRecord(record: ExecutionRecord): Promise<void> {
-    if (this.persister !== undefined) await this.persister.create(record);
-    else await this.deps.executions?.create(record);
+  private createRecord(record: ExecutionRecord): Promise<void> {
+    if (this.persister !== undefined) return this.persister.create(record);
+    return this.deps.executions === undefined ? RECORDED : this.deps.executions.create(record).then(nothing);
   }
 
-  private record(id: string, event: ExecutionEvent): void {
+  /** @internal an event of a run, for the record */
+  record(id: string, event: ExecutionEvent): void {
     const p = this.persister;
     if (p === undefined || event.type === 'done') return;
     if (event.type !== 'block.started' && event.type !== 'chunk') p.log(id, event.data);
     p.event(id, event.type, event.data);
   }
 
-  private async loadSecrets(workflow: CompiledWorkflow): Promise<Map<string, string>> {
+  /**
+   * The run's secrets: only those its workflow names, read from the store, plus the process's
+   * own model keys. A workflow that names none shares one map (built once) and waits for nothing.
+   */
+  private loadSecrets(workflow: CompiledWorkflow): Map<string, string> | Promise<Map<string, string>> {
     const names = secretNamesOf(workflow);
+    if (names.length === 0) return (this.processSecrets ??= this.baseSecrets());
+    return this.readSecrets(names);
+  }
+
+  private baseSecrets(): Map<string, string> {
     const found = new Map<string, string>();
     // under names no `{{NAME}}` can spell (a ':'), so they are redacted and never readable
     this.deps.redact?.forEach((value, i) => found.set(`process:${i}`, value));
-    if (names.length === 0) return found;
+    return found;
+  }
+
+  private async readSecrets(names: readonly string[]): Promise<Map<string, string>> {
+    const found = this.baseSecrets();
     await Promise.all(
       names.map(async (name) => {
         const value = await this.deps.secrets.get(name);
@@ -206,6 +151,22 @@ export class Engine {
       }),
     );
     return found;
+  }
+
+  /** @internal a run has ended (or failed to): it no longer counts */
+  ended(id: string): void {
+    this.running.delete(id);
+    this.persister?.forget(id);
+  }
+
+  /** @internal */
+  forgetLog(id: string, log: BlockLogEntry): void {
+    this.persister?.dropLog(id, log);
+  }
+
+  /** @internal */
+  reportError(err: unknown): void {
+    this.onError(err);
   }
 }
 
@@ -238,4 +199,8 @@ function runningRecord(id: string, req: StartRequest, secretValues: string[]): E
     endedAt: null,
     durationMs: null,
   };
+}
+
+function nothing(): void {
+  // the stored record is not needed: only that it was written
 }

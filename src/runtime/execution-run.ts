@@ -1,0 +1,125 @@
+import type { Actor } from 'xstate';
+import type { executionMachine, ExecutionSink } from '../../actors/execution.js';
+import { redactSecrets } from '../model/references.js';
+import type { ExecutionContextData } from './execution-state.js';
+import type { BlockLogEntry } from './types.js';
+import type { ExecutionEvent, ExecutionResult, StartRequest } from './types.js';
+
+/** What a run needs of its engine (the Engine class; kept narrow so the run is not another copy of it). */
+export interface RunOwner {
+  record(id: string, event: ExecutionEvent): void;
+  finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void>;
+  announce(kind: 'completed' | 'failed' | 'cancelled', payload: Record<string, unknown>): void;
+  forgetLog(id: string, log: BlockLogEntry): void;
+  ended(id: string): void;
+  reportError(err: unknown): void;
+}
+
+export interface ExecutionHandle {
+  id: string;
+  /** resolves once the execution has ended and its record is in the store */
+  done: Promise<ExecutionResult>;
+  /** resolves once the record (status running) is in the store */
+  recorded: Promise<void>;
+  cancel(): void;
+  subscribe(listener: (event: ExecutionEvent) => void): () => void;
+}
+
+type Listener = (event: ExecutionEvent) => void;
+
+/** A record already written (a resumed run's), or none to write. */
+export const RECORDED: Promise<void> = Promise.resolve();
+
+/**
+ * One running execution as its engine sees it: the handle its starter holds, the sink of its
+ * actor's events, and the observer of the actor's end. One object with methods rather than a
+ * dozen closures per execution (tsx's keepNames wraps each named closure in a defineProperty
+ * call, and each is an allocation on the execute path).
+ */
+export class ExecutionRun implements ExecutionHandle, ExecutionSink {
+  readonly done: Promise<ExecutionResult>;
+  private resolveDone!: (result: ExecutionResult) => void;
+  private rejectDone!: (err: Error) => void;
+  private actor: Actor<typeof executionMachine> | null = null;
+  /** most runs have one listener (the service's live feed); more go to the set */
+  private readonly first: Listener | undefined;
+  private more: Set<Listener> | null = null;
+  private final: ExecutionResult | null = null;
+
+  constructor(
+    private readonly owner: RunOwner,
+    readonly id: string,
+    private readonly trigger: StartRequest['trigger'],
+    private readonly secretValues: string[],
+    readonly recorded: Promise<void>,
+    listener: Listener | undefined,
+  ) {
+    this.first = listener;
+    this.done = new Promise<ExecutionResult>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+  }
+
+  /** Observes the actor's end; a record that could not be written stops the run (done then fails with why). */
+  attach(actor: Actor<typeof executionMachine>): void {
+    this.actor = actor;
+    actor.subscribe(this);
+    if (this.recorded !== RECORDED) this.recorded.then(undefined, this.cancel.bind(this));
+  }
+
+  cancel(): void {
+    this.actor?.send({ type: 'CANCEL' });
+  }
+
+  subscribe(listener: Listener): () => void {
+    const more = (this.more ??= new Set());
+    more.add(listener);
+    return () => more.delete(listener);
+  }
+
+  notify(event: ExecutionEvent): void {
+    this.owner.record(this.id, event);
+    this.first?.(event);
+    if (this.more !== null) for (const l of this.more) l(event);
+  }
+
+  forgetLogs(logs: readonly BlockLogEntry[]): void {
+    for (const log of logs) this.owner.forgetLog(this.id, log);
+  }
+
+  /** The actor reached its final state: the end rides the same batch as the creation when that is still pending. */
+  complete(): void {
+    const { result, data } = this.actor?.getSnapshot().output ?? { result: null, data: null };
+    if (result === null || data === null) {
+      this.failed(new Error(`execution ${this.id} ended without a result`));
+      return;
+    }
+    this.final = redactSecrets(result, this.secretValues) as ExecutionResult;
+    const written = this.owner.finishRecord(this.id, this.final, data);
+    const both = this.recorded === RECORDED ? written : Promise.all([this.recorded, written]);
+    both.then(this.finished.bind(this), this.failed.bind(this));
+  }
+
+  /** The actor's logic threw: the run has no result to give. */
+  error(err: unknown): void {
+    this.failed(err);
+  }
+
+  private finished(): void {
+    const final = this.final as ExecutionResult;
+    this.owner.ended(this.id);
+    try {
+      this.notify({ type: 'done', data: final });
+    } catch (err) {
+      this.owner.reportError(err);
+    }
+    this.owner.announce(final.status, { executionId: this.id, workflowId: final.workflowId, trigger: this.trigger, status: final.status, durationMs: final.durationMs });
+    this.resolveDone(final);
+  }
+
+  private failed(err: unknown): void {
+    this.owner.ended(this.id);
+    this.rejectDone(err instanceof Error ? err : new Error(String(err)));
+  }
+}

@@ -7,6 +7,7 @@ import { readinessFromCounts, type InputState } from '../src/model/readiness.js'
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
 import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
+import type { CancelScope } from './cancel-scope.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
 import type { ContainerActorInput, ContainerEvent, ContainerOutput } from './iteration.js';
 import { loopMachine } from './loop.js';
@@ -32,8 +33,8 @@ export interface BlockActorInput {
   known?: Record<string, unknown>;
   /** the actors of this execution (containers spawn their iterations into it) */
   group: ActorGroup;
-  /** aborted when the scope ends: the execution, or the container iteration set this block is in */
-  signal: AbortSignal;
+  /** ends with the scope: the execution, or the container iteration set this block is in */
+  cancel: CancelScope;
   /** how this actor tells its parent (execution or container actor) what happened */
   report(event: BlockReport | ContainerEvent): void;
 }
@@ -143,7 +144,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text, iteration: context.iteration });
     },
   };
-  void runBlock(run, context.signal).then((outcome) => {
+  void runBlock(run, context.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });
 }
@@ -185,7 +186,7 @@ function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: A
   clearDeadline(context);
   const outcome = containerOutcome(context, output, null);
   if (outcome.kind === 'failed' && retriesLeft(context, outcome.error.code)) {
-    context.run.services.clock.sleep(retryBackoffMs(context.block, context.attempts), context.signal).then(
+    context.run.services.clock.sleep(retryBackoffMs(context.block, context.attempts), context.cancel.signal).then(
       () => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'CONTAINER.RETRY' });
       },
@@ -199,7 +200,7 @@ function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: A
 }
 
 function retriesLeft(context: BlockContext, code: string): boolean {
-  return context.attempts < (context.block.retry?.maxAttempts ?? 1) && !isPermanentCode(code) && !context.signal.aborted;
+  return context.attempts < (context.block.retry?.maxAttempts ?? 1) && !isPermanentCode(code) && !context.cancel.aborted;
 }
 
 function clearDeadline(context: BlockContext): void {
@@ -294,7 +295,7 @@ function initialContext(input: BlockActorInput): BlockContext {
     parallel: input.parallel,
     iteration: input.iteration,
     group: input.group,
-    signal: input.signal,
+    cancel: input.cancel,
     report: input.report,
     inputs,
     pending: input.block.incoming.length,

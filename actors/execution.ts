@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { setup } from 'xstate';
 import type { Bus, Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
@@ -17,6 +16,7 @@ import {
 } from '../src/runtime/execution-state.js';
 import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
+import { CancelScope } from './cancel-scope.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
 import type { ContainerEvent } from './iteration.js';
@@ -54,8 +54,8 @@ interface ExecutionContext extends ExecutionActorInput {
   startedAt: number;
   /** every block actor of the execution, by inbox key */
   group: ActorGroup;
-  /** aborted when the execution ends: cancels running blocks */
-  controller: AbortController;
+  /** ends with the execution: cancels running blocks */
+  cancel: CancelScope;
   /** mutated in place (see ExecutionLedger) */
   ledger: ExecutionLedger;
   response: ResponseOutput | null;
@@ -97,20 +97,13 @@ function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorIn
     variables: ctx.workflow.variables,
     iteration: null,
     group: ctx.group,
-    signal: ctx.controller.signal,
+    cancel: ctx.cancel,
     report,
   };
 }
 
 function isFatal(ctx: ExecutionContext, e: Settled): boolean {
   return e.iteration === null && e.status === 'failed' && !e.errorHandled && ctx.workflow.blocks.has(e.blockId);
-}
-
-/** Every running block listens on the execution's signal: many listeners are expected. */
-function unboundedController(): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
-  return controller;
 }
 
 type Started = Extract<BlockReport, { type: 'BLOCK.STARTED' }>;
@@ -235,7 +228,7 @@ function stopBlocks({ context }: { context: ExecutionContext }): void {
   if (context.deadline !== null) clearTimeout(context.deadline);
   context.channel?.unsubscribe();
   context.reports?.drain();
-  context.controller.abort(SCOPE_ENDED);
+  context.cancel.abort(SCOPE_ENDED);
   context.group.stopAll(blockAtRest);
   context.ledger.cancelRunning(Date.now());
 }
@@ -300,7 +293,7 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     resume: input.resume,
     startedAt: input.startedAt ?? Date.now(),
     group: new ActorGroup(blockActorFailed(self)),
-    controller: unboundedController(),
+    cancel: new CancelScope(),
     ledger: new ExecutionLedger(input.workflow),
     response: null,
     error: null,

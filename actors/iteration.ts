@@ -1,4 +1,4 @@
-import { setMaxListeners } from 'node:events';
+import type { CancelScope } from './cancel-scope.js';
 import type { AnyActorLogic } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { iterationResult } from '../src/model/iteration.js';
@@ -75,7 +75,7 @@ export function scopeKeyOf(owner: BlockActorInput, index: number): string {
 /** How a container actor reaches the actors it spawns. */
 export interface SpawnScope {
   report(event: BlockReport | ContainerEvent): void;
-  signal: AbortSignal;
+  cancel: CancelScope;
 }
 
 /**
@@ -100,7 +100,7 @@ export function spawnIteration(
       iteration: owner.iteration === null ? { container: owner.block.id, index } : { container: owner.block.id, index, outer: owner.iteration },
       known: owner.known ?? {},
       report: spawn.report,
-      signal: spawn.signal,
+      cancel: spawn.cancel,
       ...(scope.loop ? { loop: scope.loop } : {}),
       ...(scope.parallel ? { parallel: scope.parallel } : {}),
     };
@@ -135,14 +135,9 @@ export function routeReports(owner: BlockActorInput, toContainer: (e: Settled | 
   };
 }
 
-/** An abort controller that also aborts when the enclosing scope does. */
-export function childController(parent: AbortSignal): AbortController {
-  const controller = new AbortController();
-  // every block of every running iteration listens on it
-  setMaxListeners(0, controller.signal);
-  if (parent.aborted) controller.abort(parent.reason);
-  else parent.addEventListener('abort', () => controller.abort(parent.reason), { once: true });
-  return controller;
+/** A scope that also ends when the enclosing one does. */
+export function childController(parent: CancelScope): CancelScope {
+  return parent.child();
 }
 
 /** A report from one of this container's own children (nested containers' reports pass through). */

@@ -1,4 +1,5 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import type { CancelScope } from './cancel-scope.js';
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
 import { collectionItems, countOf, loopStep, type LoopKind, type LoopStep } from '../src/model/iteration.js';
 import { bindCode, type IterationScope, type ReferenceScope } from '../src/model/references.js';
@@ -18,7 +19,7 @@ import { SCOPE_ENDED } from './messages.js';
 
 interface LoopContext extends ContainerActorInput {
   /** aborts this loop's running children when it ends */
-  controller: AbortController;
+  controller: CancelScope;
   kind: LoopKind;
   items: unknown[];
   total: number | null;
@@ -98,7 +99,7 @@ export const loopMachine = setup({
   context: ({ input }) => ({
     ...input,
     ...plan(input.config),
-    controller: childController(input.owner.signal),
+    controller: childController(input.owner.cancel),
     done: 0,
     holds: undefined,
     progress: null,
@@ -144,7 +145,7 @@ export const loopMachine = setup({
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
         }
-        const spawn = { report: routeReports(context.owner, (e) => self.send(e)), signal: context.controller.signal };
+        const spawn = { report: routeReports(context.owner, (e) => self.send(e)), cancel: context.controller };
         const progress = spawnIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
         enqueue.assign({ progress, holds: undefined });
       }),

@@ -1,4 +1,5 @@
 import { assign, enqueueActions, setup } from 'xstate';
+import type { CancelScope } from './cancel-scope.js';
 import type { ErrorInfo } from '../src/errors.js';
 import { branchesToStart, collectionItems, countOf } from '../src/model/iteration.js';
 import {
@@ -17,7 +18,7 @@ import { SCOPE_ENDED } from './messages.js';
 
 interface ParallelContext extends ContainerActorInput {
   /** aborts every running branch when the parallel ends */
-  controller: AbortController;
+  controller: CancelScope;
   items: unknown[];
   total: number;
   concurrency: number;
@@ -55,7 +56,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   const running = new Map(ctx.running);
   const results = [...ctx.results];
   let finished = ctx.finished;
-  const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), signal: ctx.controller.signal };
+  const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.controller };
   for (const index of indexes) {
     enqueue(() => reportIteration(ctx.owner, index, ctx.total));
     if (ctx.owner.block.children.length === 0) {
@@ -87,7 +88,7 @@ export const parallelMachine = setup({
   context: ({ input }) => ({
     ...input,
     ...plan(input.config),
-    controller: childController(input.owner.signal),
+    controller: childController(input.owner.cancel),
     nextIndex: 0,
     running: new Map(),
     finished: 0,

@@ -68,8 +68,7 @@ export interface StarterInputCheck {
  * not in `inputFormat` pass through. A missing input (undefined/null) counts as `{}`.
  */
 export function checkStarterInput(config: StarterConfig | Record<string, unknown>, input: unknown): StarterInputCheck {
-  const parsed = starterConfigSchema.safeParse(config);
-  const fields = parsed.success ? (parsed.data.inputFormat ?? []) : [];
+  const fields = inputFields(config);
   if (fields.length === 0) return { issues: [], value: input };
   const source = input === undefined || input === null ? {} : input;
   if (!isPlainObject(source)) {
@@ -90,6 +89,25 @@ export function checkStarterInput(config: StarterConfig | Record<string, unknown
     }
   }
   return { issues, value };
+}
+
+type InputField = NonNullable<StarterConfig['inputFormat']>[number];
+
+/**
+ * The declared fields of a starter config, parsed once per config object: every execution checks
+ * its input against them (the HTTP layer before starting, then the starter block), and configs
+ * are the compiled workflow's, shared and never changed.
+ */
+const fieldsOf = new WeakMap<object, readonly InputField[]>();
+
+function inputFields(config: StarterConfig | Record<string, unknown>): readonly InputField[] {
+  let fields = fieldsOf.get(config);
+  if (fields === undefined) {
+    const parsed = starterConfigSchema.safeParse(config);
+    fields = parsed.success ? (parsed.data.inputFormat ?? []) : [];
+    fieldsOf.set(config, fields);
+  }
+  return fields;
 }
 
 /** The HTTP layer's check before it starts an execution: the issues, empty when the input is fine. */

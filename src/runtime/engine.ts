@@ -10,6 +10,7 @@ import { redactionValues } from './run-block.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
+import { isoNow } from './iso.js';
 
 export type { ExecutionHandle } from './execution-run.js';
 
@@ -195,7 +196,7 @@ function runningRecord(id: string, req: StartRequest, secretValues: string[]): E
     input: redactSecrets(req.input, secretValues),
     output: null,
     error: null,
-    startedAt: new Date().toISOString(),
+    startedAt: isoNow(),
     endedAt: null,
     durationMs: null,
   };

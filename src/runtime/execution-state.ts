@@ -1,4 +1,5 @@
 import type { ErrorInfo } from '../errors.js';
+import { isoAt } from './iso.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
 import type { ResumePlan } from '../model/resume.js';
@@ -180,7 +181,7 @@ export function logKey(blockId: string, iteration: IterationRef | null): string 
   return key;
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | null): string | null => (ms === null ? null : isoAt(ms));
 
 export function startedLog(workflow: CompiledWorkflow, blockId: string, at: number, order: number, iteration: IterationRef | null): BlockLogEntry {
   const block = workflow.blocks.get(blockId);
@@ -267,8 +268,8 @@ export function buildResult(
     output: end.output,
     error: end.error,
     response: end.response,
-    startedAt: new Date(base.startedAt).toISOString(),
-    endedAt: new Date(end.at).toISOString(),
+    startedAt: isoAt(base.startedAt),
+    endedAt: isoAt(end.at),
     durationMs: end.at - base.startedAt,
   };
 }

@@ -1,5 +1,6 @@
 import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, LogIdentity, ExecutionEvent as StoredEvent } from '../store/types.js';
 import { logKey } from './execution-state.js';
+import { isoNow } from './iso.js';
 import type { BlockLogEntry, IterationRef } from './types.js';
 
 interface Waiter {
@@ -58,7 +59,7 @@ export class BoundaryPersister {
   event(executionId: string, event: string, data: unknown): void {
     const seq = (this.seq.get(executionId) ?? 0) + 1;
     this.seq.set(executionId, seq);
-    this.entry(executionId).events.push({ executionId, seq, event, data, at: new Date().toISOString() });
+    this.entry(executionId).events.push({ executionId, seq, event, data, at: isoNow() });
     this.schedule();
   }
 

@@ -90,8 +90,17 @@ function sentForms(value: string): string[] {
   return [...forms];
 }
 
+/**
+ * How a block run learns that its scope has ended: `aborted` without making a signal, `signal`
+ * (made on first use) for what needs one (actors/cancel-scope.ts).
+ */
+export interface Cancellation {
+  readonly aborted: boolean;
+  readonly signal: AbortSignal;
+}
+
 /** Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws. */
-export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise<BlockOutcome> {
+export async function runBlock(run: BlockRunInput, cancel: Cancellation): Promise<BlockOutcome> {
   const secretValues = redactionValues(run.secrets);
   let recordedInput: unknown = null;
   let attempts = 0;
@@ -99,19 +108,19 @@ export async function runBlock(run: BlockRunInput, signal: AbortSignal): Promise
   try {
     const prepared = prepareConfig(run);
     recordedInput = prepared.recorded;
-    const ctx = makeContext(run, prepared.config, signal, chunks);
+    const ctx = makeContext(run, prepared.config, cancel, chunks);
     const maxAttempts = Math.max(1, run.block.retry?.maxAttempts ?? 1);
     for (;;) {
       attempts += 1;
       try {
-        const result = await withTimeout(run, ctx, signal);
+        const result = await withTimeout(run, ctx, cancel);
         chunks.sink?.flush();
         return completed(run, result, recordedInput, attempts, secretValues);
       } catch (err) {
         // a retry would stream its text again after what the reader already saw
         const streamed = chunks.sink !== undefined;
-        if (signal.aborted || attempts >= maxAttempts || isPermanent(err) || streamed) throw err;
-        await run.services.clock.sleep(retryBackoffMs(run.block, attempts), signal);
+        if (cancel.aborted || attempts >= maxAttempts || isPermanent(err) || streamed) throw err;
+        await run.services.clock.sleep(retryBackoffMs(run.block, attempts), cancel.signal);
       }
     }
   } catch (err) {
@@ -264,7 +273,7 @@ function withoutKeys(obj: Record<string, unknown>, keys: readonly string[]): Rec
   return Object.fromEntries(Object.entries(obj).filter(([k]) => !keys.includes(k)));
 }
 
-function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, chunks: Chunks): BlockRunContext<any> {
+function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, chunks: Chunks): BlockRunContext<any> {
   const ctx: BlockRunContext<any> = {
     executionId: run.executionId,
     workflowId: run.workflowId,
@@ -281,7 +290,10 @@ function makeContext(run: BlockRunInput, config: unknown, signal: AbortSignal, c
     },
     hasErrorConnection: run.block.hasErrorConnection,
     runKey: `${run.executionId}|${run.runKey ?? run.block.id}`,
-    signal,
+    // made when the block asks for it (see Cancellation)
+    get signal() {
+      return cancel.signal;
+    },
     services: run.services,
     emitChunk(text: string) {
       chunks.sink ??= new StreamRedactor(chunks.values, run.emitChunk);
@@ -310,10 +322,11 @@ function bindCodeWithSecrets(source: string, run: BlockRunInput): { source: stri
 }
 
 /** The block's own `timeoutMs` bounds each attempt; the execution's signal bounds everything. */
-async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, signal: AbortSignal): Promise<BlockResult> {
-  if (signal.aborted) throw new TroupeError('CANCELLED', 'block cancelled');
+async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, cancel: Cancellation): Promise<BlockResult> {
+  if (cancel.aborted) throw new TroupeError('CANCELLED', 'block cancelled');
   const timeoutMs = run.block.timeoutMs;
   if (timeoutMs === undefined) return run.type.run(ctx);
+  const signal = cancel.signal;
   const attempt = new AbortController();
   const onAbort = (): void => attempt.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });

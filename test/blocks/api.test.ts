@@ -199,7 +199,7 @@ describe('api block: secrets in the stored record', () => {
           secrets: new Map([['API_TOKEN', secret]]),
           input: {}, trigger: { type: 'manual' }, services: services(client), emitChunk: () => undefined,
         },
-        new AbortController().signal,
+        { aborted: false, signal: new AbortController().signal },
       );
       expect(outcome.kind).to.equal('completed');
       const seen = server.requestsTo('/echo')[0];

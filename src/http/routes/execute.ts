@@ -31,11 +31,34 @@ export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get'>): ExecuteReq
     if (headerAsync && headerStream) throw bothModes();
     return { input: body ?? {}, mode: headerAsync ? 'async' : headerStream ? 'stream' : 'sync' };
   }
-  const env = checkBody(body, executeEnvelope);
+  const env = plainEnvelope(body) ?? checkBody(body, executeEnvelope);
   const isAsync = env.async ?? headerAsync;
   const isStream = env.stream ?? headerStream;
   if (isAsync && isStream) throw bothModes();
   return { input: env.input ?? null, mode: isAsync ? 'async' : isStream ? 'stream' : 'sync' };
+}
+
+/**
+ * The envelope as nearly every client sends it (`input` and optional boolean `async`/`stream`,
+ * nothing else) read without a schema parse; anything else goes through the schema, which says
+ * what is wrong.
+ */
+function plainEnvelope(body: Record<string, unknown>): { input: unknown; async?: boolean; stream?: boolean } | null {
+  let n = 1;
+  const { async: a, stream: s } = body;
+  if (a !== undefined) {
+    if (typeof a !== 'boolean') return null;
+    n += 1;
+  }
+  if (s !== undefined) {
+    if (typeof s !== 'boolean') return null;
+    n += 1;
+  }
+  if (Object.keys(body).length !== n) return null;
+  const env: { input: unknown; async?: boolean; stream?: boolean } = { input: body['input'] };
+  if (a !== undefined) env.async = a;
+  if (s !== undefined) env.stream = s;
+  return env;
 }
 
 function bothModes(): TroupeError {

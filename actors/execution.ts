@@ -42,7 +42,10 @@ export interface ExecutionActorInput {
   blockTypes: BlockActorInput['blockTypes'];
   /** observers: persistence, SSE, CLI progress */
   sink: ExecutionSink;
-  /** the start of the run this one resumes (its time limit is what that run left) */
+  /**
+   * when the execution started (its record's startedAt; for a resumed run, the start of the run
+   * it resumes, whose time limit is what that run left); now when absent
+   */
   startedAt?: number;
   /** the whole time limit, named in the timeout error (a resumed run's `timeoutMs` is what is left of it) */
   limitMs?: number;

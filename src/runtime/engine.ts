@@ -10,7 +10,7 @@ import { redactionValues } from './run-block.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
-import { isoNow } from './iso.js';
+import { isoAt } from './iso.js';
 
 export type { ExecutionHandle } from './execution-run.js';
 
@@ -36,10 +36,12 @@ export class Engine implements RunOwner {
     const secretValues = redactionValues(secrets);
     // a resumed run's record exists already; its events go on after the stored ones
     if (req.resume !== undefined) this.persister?.continueFrom(id, req.resume.lastSeq);
-    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues));
+    // one start time for the record and the run, so the record's durationMs spans its own startedAt
+    const startedAt = Date.now();
+    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt));
     if (req.awaitRecord !== false) await recorded;
     const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener);
-    const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, run) });
+    const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, run, startedAt) });
     run.attach(actor);
     this.running.set(id, actor);
     this.announce('started', { executionId: id, workflowId: req.workflowId, trigger: req.trigger, status: 'running', durationMs: 0 });
@@ -47,7 +49,14 @@ export class Engine implements RunOwner {
     return run;
   }
 
-  private machineInput(id: string, workflow: CompiledWorkflow, req: StartRequest, secrets: Map<string, string>, sink: ExecutionSink): ExecutionActorInput {
+  private machineInput(
+    id: string,
+    workflow: CompiledWorkflow,
+    req: StartRequest,
+    secrets: Map<string, string>,
+    sink: ExecutionSink,
+    startedAt: number,
+  ): ExecutionActorInput {
     const input: ExecutionActorInput = {
       executionId: id,
       workflowId: req.workflowId,
@@ -66,6 +75,7 @@ export class Engine implements RunOwner {
       },
       blockTypes: this.deps.blockTypes,
       sink,
+      startedAt,
     };
     if (req.conversationId !== undefined) input.blockRun.conversationId = req.conversationId;
     if (req.resume !== undefined) {
@@ -186,7 +196,7 @@ function secretNamesOf(workflow: CompiledWorkflow): string[] {
 }
 
 /** The record of an execution that has just started, with its secrets redacted. */
-function runningRecord(id: string, req: StartRequest, secretValues: string[]): ExecutionRecord {
+function runningRecord(id: string, req: StartRequest, secretValues: string[], startedAt: number): ExecutionRecord {
   return {
     id,
     workflowId: req.workflowId,
@@ -196,7 +206,7 @@ function runningRecord(id: string, req: StartRequest, secretValues: string[]): E
     input: redactSecrets(req.input, secretValues),
     output: null,
     error: null,
-    startedAt: isoNow(),
+    startedAt: isoAt(startedAt),
     endedAt: null,
     durationMs: null,
   };

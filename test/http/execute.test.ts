@@ -95,6 +95,9 @@ describe('http: execute', () => {
         );
         expect(later.body.status).to.equal('completed');
         expect(later.body.output).to.deep.equal({ value: 'slept' });
+        // one start time for the record and the run: its duration spans its own timestamps
+        const { startedAt, endedAt, durationMs } = later.body as { startedAt: string; endedAt: string; durationMs: number };
+        expect(durationMs).to.equal(Date.parse(endedAt) - Date.parse(startedAt));
       });
     }
   });
@@ -154,6 +157,20 @@ describe('http: execute', () => {
       expect(res.body.error.code).to.equal('INVALID_REQUEST');
       const wrongType = await exec(h, 's').set('X-API-Key', key).send({ input: {}, async: 'yes' });
       expect(wrongType.status).to.equal(400);
+    });
+
+    it('takes the mode the body asks for over headers asking for the other one', async () => {
+      const { key } = await deployed(h, echoWorkflow('m'));
+      const asyncOverAccept = await exec(h, 'm').set('X-API-Key', key).set('Accept', 'text/event-stream').send({ input: { city: 'Oslo' }, async: true });
+      expect(asyncOverAccept.status).to.equal(202);
+      const asyncOverHeader = await exec(h, 'm').set('X-API-Key', key).set('X-Execution-Mode', 'stream').send({ input: { city: 'Oslo' }, async: true });
+      expect(asyncOverHeader.status).to.equal(202);
+      const streamOverHeader = await exec(h, 'm').set('X-API-Key', key).set('X-Execution-Mode', 'async').send({ input: { city: 'Oslo' }, stream: true });
+      expect(streamOverHeader.status).to.equal(200);
+      expect(streamOverHeader.headers['content-type']).to.match(/^text\/event-stream/);
+      const offOverHeader = await exec(h, 'm').set('X-API-Key', key).set('X-Execution-Mode', 'async').send({ input: { city: 'Oslo' }, async: false });
+      expect(offOverHeader.status).to.equal(201);
+      expect(offOverHeader.body).to.deep.equal({ city: 'Oslo', v: 1 });
     });
   });
 

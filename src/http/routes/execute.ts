@@ -32,10 +32,22 @@ export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get'>): ExecuteReq
     return { input: body ?? {}, mode: headerAsync ? 'async' : headerStream ? 'stream' : 'sync' };
   }
   const env = plainEnvelope(body) ?? checkBody(body, executeEnvelope);
-  const isAsync = env.async ?? headerAsync;
-  const isStream = env.stream ?? headerStream;
+  return { input: env.input ?? null, mode: envelopeMode(env, headerAsync, headerStream) };
+}
+
+/**
+ * The body's flags win over the headers (docs/http.md): a mode the body asks for is taken
+ * whatever the headers say, and one it turns off (`false`) is not taken from them. Only a body
+ * asking for both, or headers asking for both with the body silent, is refused.
+ */
+function envelopeMode(env: { async?: boolean; stream?: boolean }, headerAsync: boolean, headerStream: boolean): ExecutionMode {
+  if (env.async === true && env.stream === true) throw bothModes();
+  if (env.async === true) return 'async';
+  if (env.stream === true) return 'stream';
+  const isAsync = env.async === undefined && headerAsync;
+  const isStream = env.stream === undefined && headerStream;
   if (isAsync && isStream) throw bothModes();
-  return { input: env.input ?? null, mode: isAsync ? 'async' : isStream ? 'stream' : 'sync' };
+  return isAsync ? 'async' : isStream ? 'stream' : 'sync';
 }
 
 /**

@@ -1,11 +1,21 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
 
-/** Decimal digits only: `0x50`, `1e3` or ` 12abc` are mistakes, not numbers. */
+/** Decimal digits only: `0x50`, `1e3` or ` 12abc` are mistakes, not numbers. A number out of range says its range. */
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess(
     (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
-    z.number({ error: 'must be a whole number in decimal digits' }).int().min(min).max(max),
+    z
+      .number({ error: 'must be a whole number in decimal digits' })
+      .int({ error: 'must be a whole number in decimal digits' })
+      .min(min, { error: `must be at least ${min}` })
+      .max(max, { error: `must be at most ${max}` }),
+  );
+/** A positive number in decimal digits, a fraction allowed (`0.5`), as `int` refuses other forms. */
+const positiveDecimal = () =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v),
+    z.number({ error: 'must be a number in decimal digits' }).positive({ error: 'must be greater than 0' }),
   );
 /** Any case: TRUE, Yes and 1 all mean true. */
 const bool = z
@@ -38,7 +48,7 @@ export const envSchema = z.object({
   TROUPE_MAX_BODY_BYTES: int(1).default(DEFAULTS.maxBodyBytes),
   TROUPE_KEY_RATE_LIMIT: int(1).default(DEFAULTS.keyRateLimit),
   TROUPE_MAX_INFLIGHT: int(1).default(DEFAULTS.maxInflight),
-  TROUPE_HOST_RPS: z.coerce.number().positive().default(DEFAULTS.hostRps),
+  TROUPE_HOST_RPS: positiveDecimal().default(DEFAULTS.hostRps),
   TROUPE_HOST_MAX_INFLIGHT: int(1).default(DEFAULTS.hostMaxInflight),
   TROUPE_FUNCTION_TIMEOUT_MS: int(1, 2_147_483_647).default(DEFAULTS.functionTimeoutMs),
   TROUPE_FUNCTION_MEMORY_MB: int(8, 4096).default(DEFAULTS.functionMemoryMb),

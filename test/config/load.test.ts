@@ -28,6 +28,17 @@ describe('config: loadConfig', () => {
     }
   });
 
+  it('says the range of a whole number outside it, and reads the per-host rate in decimal digits', () => {
+    expect(() => loadConfig({ TROUPE_PORT: '70000' })).to.throw(ConfigError, /TROUPE_PORT: must be at most 65535/);
+    expect(() => loadConfig({ TROUPE_KEY_RATE_LIMIT: '0' })).to.throw(ConfigError, /TROUPE_KEY_RATE_LIMIT: must be at least 1/);
+    expect(() => loadConfig({ TROUPE_FUNCTION_MEMORY_MB: '2' })).to.throw(ConfigError, /TROUPE_FUNCTION_MEMORY_MB: must be at least 8/);
+    expect(loadConfig({ TROUPE_HOST_RPS: '2.5' }).hostRps).to.equal(2.5);
+    for (const rps of ['0x10', '1e3', 'ten']) {
+      expect(() => loadConfig({ TROUPE_HOST_RPS: rps }), rps).to.throw(ConfigError, /TROUPE_HOST_RPS: must be a number in decimal digits/);
+    }
+    expect(() => loadConfig({ TROUPE_HOST_RPS: '0' })).to.throw(ConfigError, /TROUPE_HOST_RPS: must be greater than 0/);
+  });
+
   it('refuses bad values, naming each variable', () => {
     const bad = { TROUPE_CHAT_HOST: 'http://chat.example.com:3000', TROUPE_SMTP_FROM: 'not an address', TROUPE_TRUST_PROXY: '-1', TROUPE_PORT: 'x', OPENAI_BASE_URL: 'api.openai.com' };
     expect(() => loadConfig(bad)).to.throw(ConfigError).that.satisfies((e: Error) =>

@@ -198,6 +198,11 @@ export interface BoundaryItem {
 
 export interface ExecutionListOptions extends PageOptions {
   status?: ExecutionStatus;
+  /**
+   * only records created at or after this time: a workflow deleted and created again under the
+   * same id lists only the executions of the one that exists now
+   */
+  since?: string;
 }
 
 export interface ExecutionRepo {

@@ -122,6 +122,23 @@ describe('http: workflows (admin)', () => {
     await h.http.delete('/api/workflows/gone').set(auth).expect(404);
   });
 
+  it('a workflow created again under a deleted one\'s id starts with an empty history; the old records stay readable by id', async () => {
+    const { key } = await deployed(h, echoWorkflow('again'));
+    const ran = await h.http.post('/api/workflows/again/execute').set('X-API-Key', key).send({ city: 'x' }).expect(201);
+    const oldId = ran.headers['x-execution-id'] as string;
+    expect((await h.http.get('/api/workflows/again/executions').set(auth).expect(200)).body.items).to.have.length(1);
+    await h.http.delete('/api/workflows/again').set(auth).expect(204);
+    // a later millisecond than the old record, as any real re-creation is
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await h.http.post('/api/workflows').set(auth).send(echoWorkflow('again')).expect(201);
+    expect((await h.http.get('/api/workflows/again/executions').set(auth).expect(200)).body.items).to.deep.equal([]);
+    await h.http.post('/api/workflows/again/run').set(auth).send({ input: { city: 'y' } }).expect(201);
+    const history = (await h.http.get('/api/workflows/again/executions').set(auth).expect(200)).body.items as { id: string }[];
+    expect(history).to.have.length(1);
+    expect(history[0]?.id).to.not.equal(oldId);
+    await h.http.get(`/api/executions/${oldId}`).set(auth).expect(200);
+  });
+
   it('lists workflows by id with limit and cursor', async () => {
     for (const id of ['c', 'a', 'e', 'b', 'd']) await h.http.post('/api/workflows').set(auth).send(sleepWorkflow(id)).expect(201);
     const first = await h.http.get('/api/workflows?limit=2').set(auth).expect(200);

@@ -77,9 +77,10 @@ function historyRoute(s: Services): RouteSpec {
     handler: async (ctx) => {
       const q = parseQuery(ctx, executionListQuery);
       const id = param(ctx, 'id');
-      await s.workflows.get(id);
+      const workflow = await s.workflows.get(id);
+      // only this workflow's runs: one deleted earlier under the same id keeps its records (readable by id), not its history
       const result = await s.executions.list(id, {
-        limit: q.limit, cursor: q.cursor ?? null, ...(q.status ? { status: q.status as ExecutionStatus } : {}),
+        limit: q.limit, cursor: q.cursor ?? null, since: workflow.createdAt, ...(q.status ? { status: q.status as ExecutionStatus } : {}),
       });
       ctx.body = { items: result.items.map(executionSummary), nextCursor: result.nextCursor };
     },

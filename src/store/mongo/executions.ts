@@ -48,6 +48,7 @@ export class MongoExecutions implements ExecutionRepo {
     const limit = clampLimit(opts.limit);
     const filter: Filter<ExecutionDoc> = { workflowId };
     if (opts.status !== undefined) filter.status = opts.status;
+    if (opts.since !== undefined) filter.createdAt = { $gte: iso(opts.since) };
     if (opts.cursor) {
       const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
       filter.$or = [{ createdAt: { $lt: createdAt } }, { createdAt, _id: { $lt: id } }];

@@ -75,6 +75,10 @@ export class SqliteExecutions implements ExecutionRepo {
       where.push('status = ?');
       params.push(opts.status);
     }
+    if (opts.since !== undefined) {
+      where.push('created_at >= ?');
+      params.push(iso(opts.since));
+    }
     if (opts.cursor) {
       const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
       where.push('(created_at, id) < (?, ?)');

@@ -44,6 +44,19 @@ export function historyContract(ctx: ContractContext): void {
       await rejectsWith(s.executions.list('wf', { limit: 5, cursor: 'bogus' }), 'INVALID_REQUEST');
     });
 
+    it('lists only the records created since a given time when asked', async () => {
+      const s = ctx.store();
+      for (const [id, createdAt] of [['a', '2024-01-01T00:00:00.000Z'], ['b', '2024-01-02T00:00:00.000Z'], ['c', '2024-01-03T00:00:00.000Z']] as const) {
+        await s.executions.create(execution(id, 'wf', { createdAt }));
+      }
+      const since = await s.executions.list('wf', { limit: 10, since: '2024-01-02T00:00:00.000Z' });
+      expect(since.items.map((e) => e.id)).to.deep.equal(['c', 'b']);
+      const paged = await s.executions.list('wf', { limit: 1, since: '2024-01-02T00:00:00.000Z' });
+      const next = await s.executions.list('wf', { limit: 1, since: '2024-01-02T00:00:00.000Z', cursor: paged.nextCursor });
+      expect([...paged.items, ...next.items].map((e) => e.id)).to.deep.equal(['c', 'b']);
+      expect(next.nextCursor).to.equal(null);
+    });
+
     it('keeps paging correctly while new executions arrive', async () => {
       const s = ctx.store();
       for (let i = 0; i < 10; i++) await s.executions.create(execution(`old${i}`, 'wf'));

@@ -204,11 +204,19 @@ describe('http: schedules', () => {
     expect((await history('bad')).map((r) => r.trigger['dueAt'])).to.deep.equal(['2026-03-02T10:05:00.000Z']);
   });
 
-  it('refuses a schedule input the starter would refuse (422), and a cron that never comes due', async () => {
+  it('accepts a schedule whose input the starter refuses (the SPEC §1 example): its runs fail with INVALID_INPUT', async () => {
     const doc = scheduled('strict', {});
     (doc['blocks'] as { config: Record<string, unknown> }[])[0]!.config = { inputFormat: [{ name: 'city', type: 'string', required: true }] };
-    const res = await h.http.post('/api/workflows').set(auth).send(doc).expect(422);
-    expect(JSON.stringify(res.body.error.details)).to.include('/triggers/0/input');
+    await create(doc);
+    at('2026-03-02T10:05:00.100Z');
+    expect(await h.services.schedules.tick()).to.equal(1);
+    const [run] = await history('strict');
+    expect(run?.status).to.equal('failed');
+    const rec = await h.http.get(`/api/executions/${run?.id ?? ''}`).set(auth).expect(200);
+    expect(rec.body.error).to.include({ code: 'INVALID_INPUT', blockId: 'start' });
+  });
+
+  it('refuses a cron that never comes due (422)', async () => {
     const never = await h.http.post('/api/workflows').set(auth).send(scheduled('never', { cron: '0 0 30 2 *' })).expect(422);
     expect(JSON.stringify(never.body.error.details)).to.include('never comes due');
     await h.http.post('/api/workflows').set(auth).send(scheduled('alias', { cron: '@daily' })).expect(201);

@@ -41,6 +41,40 @@ describe('http: workflows (admin)', () => {
     expect(read.body).to.deep.equal(res.body);
   });
 
+  it('accepts the SPEC §1 example workflow as it stands', async () => {
+    const example = {
+      "id": "weather",
+      "name": "Weather lookup",
+      "variables": { "unit": "metric" },
+      "blocks": [
+        { "id": "start", "type": "starter", "name": "Start",
+          "config": { "inputFormat": [ { "name": "city", "type": "string", "required": true } ] } },
+        { "id": "w", "type": "api", "name": "Weather",
+          "config": { "url": "https://api.example.com/v1/weather/{city}", "method": "GET",
+                      "pathParams": [ { "key": "city", "value": "<start.city>" } ],
+                      "params":  [ { "key": "units", "value": "<variable.unit>" } ],
+                      "headers": [ { "key": "Authorization", "value": "Bearer {{WEATHER_TOKEN}}" } ] } },
+        { "id": "ok", "type": "condition", "name": "Ok",
+          "config": { "branches": [ { "id": "yes", "expression": "<weather.status> === 200" } ], "else": true } },
+        { "id": "r", "type": "response", "name": "Reply",
+          "config": { "status": 200, "data": { "temp": "<weather.data.temp>" } } },
+        { "id": "fallback", "type": "response", "name": "Sorry",
+          "config": { "status": 502, "data": { "error": "weather unavailable" } } }
+      ],
+      "connections": [
+        { "from": "start", "to": "w" },
+        { "from": "w", "to": "ok" },
+        { "from": "w", "handle": "error", "to": "fallback" },
+        { "from": "ok", "handle": "yes", "to": "r" },
+        { "from": "ok", "handle": "else", "to": "fallback" }
+      ],
+      "triggers": [ { "id": "nightly", "type": "schedule", "cron": "0 3 * * *", "timezone": "Europe/Paris" } ]
+    };
+    const res = await h.http.post('/api/workflows').set(auth).send(example);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body).to.include({ id: 'weather', version: 1 });
+  });
+
   it('generates an id when the document has none', async () => {
     const doc = echoWorkflow();
     delete doc['id'];

@@ -75,6 +75,13 @@ describe('http: workflows (admin)', () => {
     expect(res.body).to.include({ id: 'weather', version: 1 });
   });
 
+  it('names a workflow sent without a name after its id', async () => {
+    const doc = echoWorkflow('nameless');
+    delete doc['name'];
+    const res = await h.http.post('/api/workflows').set(auth).send(doc).expect(201);
+    expect(res.body).to.include({ id: 'nameless', name: 'nameless' });
+  });
+
   it('generates an id when the document has none', async () => {
     const doc = echoWorkflow();
     delete doc['id'];

@@ -4,6 +4,7 @@ import { blockTypes, blockTypeRegistry } from './blocks/index.js';
 import type { BlockServices } from './blocks/types.js';
 import { MemoryBus } from './bus/memory.js';
 import { NatsBus } from './bus/nats.js';
+import { webhookStream } from './bus/subjects.js';
 import type { Bus } from './bus/types.js';
 import type { BlockTypeRegistry } from './model/types.js';
 import { createOutboundClient } from './outbound/client.js';
@@ -29,9 +30,11 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openBus(config: Readonly<Config>): Promise<Bus> {
+/** `onWarning` hears what goes wrong off the request path (a NATS server without JetStream). */
+export async function openBus(config: Readonly<Config>, onWarning?: (message: string) => void): Promise<Bus> {
   if (!config.natsUrl) return new MemoryBus();
-  return naming('NATS_URL', NatsBus.connect(config.natsUrl, { name: 'troupe' }));
+  const options = { name: 'troupe', streams: [webhookStream(config.busPrefix)], ...(onWarning ? { onWarning } : {}) };
+  return naming('NATS_URL', NatsBus.connect(config.natsUrl, options));
 }
 
 /** `onWarning` hears what goes wrong off the request path (a failed WAL checkpoint). */
@@ -57,7 +60,7 @@ export interface RuntimeOptions {
 }
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
-  const bus = await openBus(config);
+  const bus = await openBus(config, (message) => options.onError?.(new Error(message)));
   const store = await openStore(config, (message) => options.onError?.(new Error(message)));
   const sandbox = new IsolatedVmSandbox();
   const http = createOutboundClient({

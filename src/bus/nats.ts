@@ -6,8 +6,8 @@
  * both adapters fail alike. Client errors are mapped to TroupeError codes: TIMEOUT → BUS_TIMEOUT,
  * 503 → NO_RESPONDERS, closed/draining connection → BUS_CLOSED.
  */
-import { connect, Empty, ErrorCode, headers as natsHeaders, NatsError } from 'nats';
-import type { Msg, MsgHdrs, NatsConnection } from 'nats';
+import { connect, Empty, ErrorCode, headers as natsHeaders, nanos, NatsError } from 'nats';
+import type { JetStreamManager, Msg, MsgHdrs, NatsConnection } from 'nats';
 import { TroupeError, toTroupeError } from '../errors.js';
 import {
   assertHeaders,
@@ -25,6 +25,8 @@ import type {
   BusAdapterOptions,
   BusErrorHook,
   BusMsg,
+  DurableOptions,
+  DurableStream,
   PublishOptions,
   RequestOptions,
   SubscribeOptions,
@@ -34,7 +36,14 @@ import type {
 export interface NatsBusOptions extends BusAdapterOptions {
   /** connection name shown by the server (monitoring) */
   name?: string;
+  /** the JetStream streams `publishDurable` stores in, made or updated on its first use */
+  streams?: readonly DurableStream[];
+  /** what goes wrong off the caller's path (a server without JetStream) */
+  onWarning?: (message: string) => void;
 }
+
+/** how long JetStream remembers a message id to drop a repeat */
+const DUPLICATE_WINDOW_MS = 2 * 60_000;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -43,8 +52,10 @@ export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   private readonly onError: BusErrorHook;
   private closed = false;
+  /** the streams made (true) or found missing from the server (false: no JetStream), once */
+  private durable: Promise<boolean> | null = null;
 
-  private constructor(private readonly nc: NatsConnection, opts: BusAdapterOptions) {
+  private constructor(private readonly nc: NatsConnection, private readonly opts: NatsBusOptions) {
     this.onError = opts.onError ?? defaultErrorHook;
   }
 
@@ -124,6 +135,41 @@ export class NatsBus implements Bus {
     this.publish(msg.reply, data, opts?.headers === undefined ? undefined : { headers: opts.headers });
   }
 
+  async publishDurable(subject: string, data: unknown, opts: DurableOptions): Promise<void> {
+    if (this.closed) throw closedError();
+    assertSubject(subject);
+    assertHeaders(opts.headers);
+    if (!(await this.streamsReady())) {
+      this.publish(subject, data, opts.headers === undefined ? undefined : { headers: opts.headers });
+      await this.flush();
+      return;
+    }
+    try {
+      await this.nc.jetstream().publish(subject, encode(data), { msgID: opts.msgId, headers: toNatsHeaders(opts.headers) });
+    } catch (err) {
+      throw mapClientError(err, subject, 0);
+    }
+  }
+
+  /**
+   * Makes the configured streams (or updates their subjects and age), once. A server without
+   * JetStream answers false: durable publishes then fall back to plain ones, said once.
+   * A failure of another kind is not remembered, so the next publish tries again.
+   */
+  private streamsReady(): Promise<boolean> {
+    this.durable ??= ensureStreams(this.nc, this.opts.streams ?? []).then(
+      (enabled) => {
+        if (!enabled) this.opts.onWarning?.('the NATS server has no JetStream: webhook events are published without being kept on the bus');
+        return enabled;
+      },
+      (err: unknown) => {
+        this.durable = null;
+        throw mapClientError(err, '', 0);
+      },
+    );
+    return this.durable;
+  }
+
   async flush(): Promise<void> {
     if (this.closed || this.nc.isClosed()) return;
     await this.nc.flush();
@@ -148,6 +194,29 @@ export class NatsBus implements Bus {
     }
   }
 }
+
+async function ensureStreams(nc: NatsConnection, streams: readonly DurableStream[]): Promise<boolean> {
+  let jsm: JetStreamManager;
+  try {
+    jsm = await nc.jetstreamManager();
+  } catch (err) {
+    if (err instanceof NatsError && (err.code === ErrorCode.JetStreamNotEnabled || err.code === ErrorCode.NoResponders)) return false;
+    throw err;
+  }
+  for (const s of streams) {
+    const config = { name: s.name, subjects: [...s.subjects], max_age: nanos(s.maxAgeMs), duplicate_window: nanos(Math.min(DUPLICATE_WINDOW_MS, s.maxAgeMs)) };
+    const existing = await jsm.streams.info(s.name).catch((err: unknown) => {
+      if (err instanceof NatsError && err.api_error?.err_code === STREAM_NOT_FOUND) return null;
+      throw err;
+    });
+    if (existing === null) await jsm.streams.add(config);
+    else await jsm.streams.update(s.name, config);
+  }
+  return true;
+}
+
+/** JetStream's API error code for "stream not found" */
+const STREAM_NOT_FOUND = 10059;
 
 function encode(data: unknown): Uint8Array {
   if (data === undefined) return Empty;

@@ -7,6 +7,7 @@
  * published subjects may not contain `*` or `>` at all.
  */
 import { TroupeError } from '../errors.js';
+import type { DurableStream } from './types.js';
 
 export const DEFAULT_SUBJECT_PREFIX = 'troupe';
 
@@ -127,6 +128,22 @@ export function executionEvents(prefix: string, kind: ExecutionEventKind | '*'):
 /** SPEC §5: one message per accepted webhook event. */
 export function webhookEvents(prefix: string, workflowId: string, triggerId: string): string {
   return `${checkPrefix(prefix)}.webhooks.${encodeToken(workflowId)}.${encodeToken(triggerId)}`;
+}
+
+/** Webhook events are kept a day on the bus, as their delivery ids are (SPEC §4.3). */
+const WEBHOOK_STREAM_AGE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The JetStream stream that keeps the webhook events of one subject prefix (DESIGN: durable
+ * streams for webhook events). Its name is the prefix in capitals with `.` as `_` (stream names
+ * take no dots), then `_WEBHOOKS`: `troupe` → `TROUPE_WEBHOOKS`.
+ */
+export function webhookStream(prefix: string): DurableStream {
+  return {
+    name: `${checkPrefix(prefix).replaceAll('.', '_').toUpperCase()}_WEBHOOKS`,
+    subjects: [`${prefix}.webhooks.>`],
+    maxAgeMs: WEBHOOK_STREAM_AGE_MS,
+  };
 }
 
 /** Deploy, undeploy, key revocation and workflow deletion, for the other instances' lookup caches. */

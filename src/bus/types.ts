@@ -32,6 +32,20 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+export interface DurableOptions {
+  /** the message's identity: a second publish with the same id is stored once */
+  msgId: string;
+  headers?: Record<string, string>;
+}
+
+/** A JetStream stream the NATS adapter keeps durable messages in (created or updated on first use). */
+export interface DurableStream {
+  name: string;
+  subjects: string[];
+  /** how long messages are kept */
+  maxAgeMs: number;
+}
+
 export interface SubscribeOptions {
   /** queue group: each message goes to exactly one member of the group */
   queue?: string;
@@ -45,6 +59,15 @@ export interface Bus {
   request<T = unknown>(subject: string, data: unknown, opts?: RequestOptions): Promise<BusMsg<T>>;
   /** answer a request; a no-op when msg carries no reply subject */
   reply(msg: BusMsg, data: unknown, opts?: { headers?: Record<string, string> }): void;
+  /**
+   * Publishes a message the bus keeps (webhook events, SPEC §4.3): resolves once it is stored
+   * where a consumer that was not listening can still read it. NATS: a JetStream stream that
+   * covers the subject acknowledged it (`msgId` de-duplicates a repeat within the stream's
+   * window); without JetStream on the server, a publish that reached the server (reported once
+   * through `onWarning`). Memory: delivered like `publish`; in one process the caller's store is
+   * what outlives a crash. Subscribers receive it like any published message.
+   */
+  publishDurable(subject: string, data: unknown, opts: DurableOptions): Promise<void>;
   /** resolves when everything published so far has reached the server (memory: was delivered) */
   flush(): Promise<void>;
   /** drains pending deliveries; afterwards publish/subscribe/request fail with BUS_CLOSED */

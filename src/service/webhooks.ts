@@ -196,18 +196,20 @@ export class WebhookService {
   }
 
   /**
-   * SPEC §5: one message per accepted event, flushed to the server before the answer. Recorded
-   * once flushed; the sweep publishes what was not (a bus outage, a crash before it), so every
-   * accepted event is announced at least once.
+   * SPEC §4.3, §5: one message per accepted event, stored by the bus before the answer (over
+   * NATS, acknowledged by a JetStream stream; see Bus.publishDurable). Recorded once stored; the
+   * sweep publishes what was not (a bus outage, a crash before it), so every accepted event is
+   * announced at least once, and JetStream keeps one copy per event id.
    */
   private async announce(ev: WebhookEvent): Promise<boolean> {
     const target = this.deps.bus;
     if (target === undefined) return false;
     try {
       const { id: eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, payload } = ev;
-      target.bus.publish(webhookEvents(target.prefix, workflowId, triggerId), { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: payload });
-      // a bus that is reconnecting must not hold the answer: the event is durable already
-      await withTimeout(target.bus.flush(), ANNOUNCE_TIMEOUT_MS);
+      const message = { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: payload };
+      // kept on the bus (a JetStream stream over NATS), once per event id however often it is
+      // announced; a bus that is reconnecting must not hold the answer: the store has it already
+      await withTimeout(target.bus.publishDurable(webhookEvents(target.prefix, workflowId, triggerId), message, { msgId: eventId }), ANNOUNCE_TIMEOUT_MS);
       await this.deps.store.webhooks.markAnnounced(ev.id);
       return true;
     } catch (err) {

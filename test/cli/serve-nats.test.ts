@@ -180,7 +180,7 @@ describe('troupe serve over NATS (child process, NATS_URL)', function () {
     expect(events[1]!.data.status).to.equal('failed');
   });
 
-  it('a signed webhook is published on troupe.webhooks.{workflowId}.{triggerId} and runs once; its repeat is a duplicate', async () => {
+  it('a signed webhook is published on troupe.webhooks.{workflowId}.{triggerId}, kept in JetStream, and runs once; its repeat is a duplicate', async () => {
     const body = JSON.stringify({ hello: 'bus' });
     const headers = { 'Content-Type': 'application/json', 'X-Delivery-Id': 'nats-1', ...signHeaders('generic', HOOK_SECRET, Buffer.from(body), Date.now()) };
     const first = await fetch(`${proc!.url}/webhooks/echo/hook`, { method: 'POST', headers, body });
@@ -189,6 +189,10 @@ describe('troupe serve over NATS (child process, NATS_URL)', function () {
     expect(accepted.duplicate).to.equal(false);
     const published = await until('the webhook event on the bus', () => webhooks.find((m) => m.data.eventId === accepted.eventId));
     expect(published.subject).to.equal('troupe.webhooks.echo.hook');
+    // stored by the bus before the 202 (SPEC §4.3): a consumer that was not listening reads it
+    const kept = await (await nc.jetstream().consumers.get('TROUPE_WEBHOOKS')).next({ expires: 2000 });
+    expect(kept?.subject).to.equal('troupe.webhooks.echo.hook');
+    expect((kept?.json() as { eventId: string }).eventId).to.equal(accepted.eventId);
     const again = await fetch(`${proc!.url}/webhooks/echo/hook`, { method: 'POST', headers, body });
     expect(await again.json()).to.deep.equal({ eventId: accepted.eventId, duplicate: true });
     const executionId = published.data.executionId as string;

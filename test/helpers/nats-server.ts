@@ -88,12 +88,14 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-export async function startNatsServer(): Promise<NatsServerHandle> {
+/** `jetstream: false` starts a server without JetStream (what a plain NATS deployment is). */
+export async function startNatsServer(opts: { jetstream?: boolean } = {}): Promise<NatsServerHandle> {
   const bin = findNatsServer();
   if (bin === undefined) throw new Error(MISSING);
   const port = await freePort();
   const storeDir = mkdtempSync(join(tmpdir(), 'troupe-nats-'));
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+  const args = ['-a', '127.0.0.1', '-p', String(port), ...(opts.jetstream === false ? [] : ['-js', '-sd', storeDir])];
+  const child = spawn(bin, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   // Keep only the tail of the log (it is read, so the pipe never fills and stalls the server).

@@ -24,6 +24,10 @@ export async function deployCommand(args: string[]): Promise<number> {
     process.stderr.write(USAGE + '\n');
     return 2;
   }
+  if (values.url !== undefined && !/^https?:\/\/[^\s/]+/.test(values.url)) {
+    process.stderr.write(`troupe deploy: --url must be the service's base URL with its scheme, like http://127.0.0.1:3000, got "${values.url}"\n`);
+    return 2;
+  }
   const doc = await readJsonFile(file);
   const config = loadConfig();
   const url = values.url ?? serviceUrl(config, config.port);

@@ -4,10 +4,13 @@ import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 
 const USAGE = `usage:
-  troupe run <workflow.json> [--input '<json>'] [--timeout <ms>]   run once, with live progress
-  troupe validate <workflow.json>                                   print every issue with its JSON path
-  troupe serve [--demo]                                             the HTTP service (--demo: deploy examples/hello.json)
-  troupe deploy <workflow.json> [--url <base url>] [--token <t>]    create or update, deploy, print endpoint and key`;
+  troupe run <workflow.json> [--input '<json>'] [--timeout <ms>] [--json]
+                                         run once, with live progress (--json: only the result, one line)
+  troupe validate <workflow.json>        print every issue with its JSON path
+  troupe serve [--demo]                  the HTTP service (--demo: deploy examples/hello.json)
+  troupe deploy <workflow.json> [--url <base url>] [--token <t>] [--json]
+                                         create or update, deploy, print endpoint and key
+  troupe <command> --help                this text`;
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -26,6 +29,10 @@ async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   const command = commands[name];
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
   if (command === undefined) {
     process.stderr.write(`troupe: unknown command "${name}"\n${USAGE}\n`);
     return 2;

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
 import { openRuntime } from '../main.js';
 import type { ExecutionResult } from '../runtime/types.js';
+import { MAX_TIMER_MS } from '../model/schema.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { readJsonFile, parseJson } from './files.js';
 import { formatEvent, formatResult, RunningBlocks, StreamedText } from './progress.js';
@@ -15,7 +16,12 @@ export async function runCommand(args: string[]): Promise<number> {
   });
   const file = positionals[0];
   if (file === undefined) {
-    process.stderr.write("usage: troupe run <workflow.json> [--input '<json>']\n");
+    process.stderr.write("usage: troupe run <workflow.json> [--input '<json>'] [--timeout <ms>] [--json]\n");
+    return 2;
+  }
+  const timeoutMs = values.timeout === undefined ? undefined : wholeMs(values.timeout);
+  if (timeoutMs === null) {
+    process.stderr.write(`troupe: --timeout takes a time limit in ms, a whole number from 1 to ${MAX_TIMER_MS}, got "${values.timeout ?? ''}"\n`);
     return 2;
   }
   const doc = await readJsonFile(file);
@@ -38,7 +44,7 @@ export async function runCommand(args: string[]): Promise<number> {
           version: 1,
           input,
           trigger: { type: 'manual', source: 'cli' },
-          ...(values.timeout === undefined ? {} : { timeoutMs: Number(values.timeout) }),
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
         },
         (event) => {
           progress.see(event);
@@ -94,4 +100,11 @@ class Interrupt {
     this.stop();
     this.cancel?.();
   }
+}
+
+/** A time limit in decimal digits, 1 ms up to the longest a timer takes; null otherwise. */
+function wholeMs(text: string): number | null {
+  if (!/^\s*\d+\s*$/.test(text)) return null;
+  const ms = Number(text);
+  return ms >= 1 && ms <= MAX_TIMER_MS ? ms : null;
 }

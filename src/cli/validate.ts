@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { blockTypeRegistry } from '../blocks/index.js';
 import { validateWorkflow } from '../model/validate.js';
+import { withName } from '../runtime/workflows.js';
 import { readJsonFile } from './files.js';
 
 export async function validateCommand(args: string[]): Promise<number> {
@@ -10,12 +11,18 @@ export async function validateCommand(args: string[]): Promise<number> {
     process.stderr.write('usage: troupe validate <workflow.json>\n');
     return 2;
   }
-  const result = validateWorkflow(await readJsonFile(file), blockTypeRegistry());
+  // checked as the service and `troupe run` check it (a missing name is the id)
+  const result = validateWorkflow(withName(await readJsonFile(file)), blockTypeRegistry());
   if (result.ok) {
-    process.stdout.write(`${file}: valid (${result.workflow.blocks.length} blocks, ${result.workflow.connections.length} connections)\n`);
+    const { blocks, connections } = result.workflow;
+    process.stdout.write(`${file}: valid (${plural(blocks.length, 'block')}, ${plural(connections.length, 'connection')})\n`);
     return 0;
   }
   process.stdout.write(`${file}: ${result.issues.length} issue(s)\n`);
   for (const issue of result.issues) process.stdout.write(`  ${issue.path || '/'}: ${issue.message}\n`);
   return 1;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

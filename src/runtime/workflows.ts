@@ -19,7 +19,7 @@ export function loadWorkflow(doc: unknown, registry: BlockTypeRegistry): { def: 
  * The SPEC requires no workflow `name` (only its example has one): a document without one is
  * named after its id (after the generated one on create), or `workflow` when it has none.
  */
-function withName(doc: unknown): unknown {
+export function withName(doc: unknown): unknown {
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return doc;
   const fields = doc as Record<string, unknown>;
   if (fields['name'] !== undefined) return doc;

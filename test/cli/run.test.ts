@@ -115,6 +115,29 @@ describe('troupe CLI: run and validate', function () {
     expect(r.stderr).to.match(/--input/);
     expect(r.stderr).to.contain('usage:');
     expect(r.stderr).to.not.match(/\n\s+at /);
+    for (const timeout of ['abc', '0', '-5', '1.5']) {
+      const bad = troupe(['run', 'examples/branching.json', `--timeout=${timeout}`], dir);
+      expect(bad.code, timeout).to.equal(2);
+      expect(bad.stderr).to.contain('--timeout takes a time limit in ms');
+    }
+    const url = troupe(['deploy', 'examples/hello.json', '--url', '127.0.0.1:3000', '--token', 'x'], dir);
+    expect(url.code).to.equal(2);
+    expect(url.stderr).to.contain('--url must be the service');
+    const help = troupe(['run', '--help'], dir);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.contain('--json');
+  });
+
+  it('validate checks a file as run and the service do: a missing name is the id', () => {
+    const nameless = join(dir, 'nameless.json');
+    writeFileSync(nameless, JSON.stringify({
+      id: 'nameless',
+      blocks: [{ id: 's', type: 'starter', name: 'Start', config: {} }, { id: 'f', type: 'function', name: 'F', config: { code: 'return 1' } }],
+      connections: [{ from: 's', to: 'f' }],
+    }));
+    const r = troupe(['validate', nameless], dir);
+    expect(r.code, r.stdout).to.equal(0);
+    expect(r.stdout).to.contain('valid (2 blocks, 1 connection)');
   });
 
   it('rejects a bad setting naming the variable', () => {

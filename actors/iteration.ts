@@ -135,11 +135,6 @@ export function routeReports(owner: BlockActorInput, toContainer: (e: Settled | 
   };
 }
 
-/** A scope that also ends when the enclosing one does. */
-export function childController(parent: CancelScope): CancelScope {
-  return parent.child();
-}
-
 /** A report from one of this container's own children (nested containers' reports pass through). */
 export function isOwnChild(owner: BlockActorInput, event: Settled): boolean {
   return event.iteration !== null && event.iteration.container === owner.block.id;

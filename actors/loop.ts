@@ -4,7 +4,6 @@ import { errorInfo, type ErrorInfo } from '../src/errors.js';
 import { collectionItems, countOf, loopStep, type LoopKind, type LoopStep } from '../src/model/iteration.js';
 import { bindCode, type IterationScope, type ReferenceScope } from '../src/model/references.js';
 import {
-  childController,
   childFailure,
   reportIteration,
   routeReports,
@@ -19,7 +18,7 @@ import { SCOPE_ENDED } from './messages.js';
 
 interface LoopContext extends ContainerActorInput {
   /** aborts this loop's running children when it ends */
-  controller: CancelScope;
+  cancel: CancelScope;
   kind: LoopKind;
   items: unknown[];
   total: number | null;
@@ -69,7 +68,7 @@ function conditionScope(ctx: LoopContext): ReferenceScope {
 
 /** Stops whatever still runs in the current iteration (a failure ends the loop early). */
 function endLoop(ctx: LoopContext): void {
-  ctx.controller.abort(SCOPE_ENDED);
+  ctx.cancel.abort(SCOPE_ENDED);
   if (ctx.progress !== null) ctx.owner.group.stop(ctx.progress.keys);
 }
 
@@ -99,7 +98,7 @@ export const loopMachine = setup({
   context: ({ input }) => ({
     ...input,
     ...plan(input.config),
-    controller: childController(input.owner.cancel),
+    cancel: input.owner.cancel.child(),
     done: 0,
     holds: undefined,
     progress: null,
@@ -145,7 +144,7 @@ export const loopMachine = setup({
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
         }
-        const spawn = { report: routeReports(context.owner, (e) => self.send(e)), cancel: context.controller };
+        const spawn = { report: routeReports(context.owner, (e) => self.send(e)), cancel: context.cancel };
         const progress = spawnIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
         enqueue.assign({ progress, holds: undefined });
       }),

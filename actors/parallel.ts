@@ -3,7 +3,6 @@ import type { CancelScope } from './cancel-scope.js';
 import type { ErrorInfo } from '../src/errors.js';
 import { branchesToStart, collectionItems, countOf } from '../src/model/iteration.js';
 import {
-  childController,
   childFailure,
   reportIteration,
   routeReports,
@@ -18,7 +17,7 @@ import { SCOPE_ENDED } from './messages.js';
 
 interface ParallelContext extends ContainerActorInput {
   /** aborts every running branch when the parallel ends */
-  controller: CancelScope;
+  cancel: CancelScope;
   items: unknown[];
   total: number;
   concurrency: number;
@@ -56,7 +55,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   const running = new Map(ctx.running);
   const results = [...ctx.results];
   let finished = ctx.finished;
-  const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.controller };
+  const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.cancel };
   for (const index of indexes) {
     enqueue(() => reportIteration(ctx.owner, index, ctx.total));
     if (ctx.owner.block.children.length === 0) {
@@ -73,7 +72,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
 
 /** Stops every branch still running (a failure ends the parallel early). */
 function endParallel(ctx: ParallelContext): void {
-  ctx.controller.abort(SCOPE_ENDED);
+  ctx.cancel.abort(SCOPE_ENDED);
   for (const progress of ctx.running.values()) ctx.owner.group.stop(progress.keys);
 }
 
@@ -88,7 +87,7 @@ export const parallelMachine = setup({
   context: ({ input }) => ({
     ...input,
     ...plan(input.config),
-    controller: childController(input.owner.cancel),
+    cancel: input.owner.cancel.child(),
     nextIndex: 0,
     running: new Map(),
     finished: 0,

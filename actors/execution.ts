@@ -250,12 +250,11 @@ function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output
   ctx.result = buildResult(base, { status, output, error, response: ctx.response, at: Date.now() });
 }
 
-/**
- * The context is this execution's own mutable state (like the ledger), so the transitions write
- * it in place rather than through `assign`: an assign copies the whole context and clones the
- * snapshot, which was the largest single cost of a short execution's machine.
- */
 type Args<E extends ExecutionEventIn['type'] = ExecutionEventIn['type']> = { context: ExecutionContext; event: Extract<ExecutionEventIn, { type: E }> };
+
+// The machine's actions. The context is this execution's own mutable state (like the ledger), so
+// they write it in place rather than through `assign`: an assign copies the whole context and
+// clones the snapshot, which was the largest single cost of a short execution's machine.
 
 function timedOut({ context }: Args): void {
   context.error = { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.limitMs ?? context.timeoutMs} ms time limit`, blockId: null };

@@ -112,7 +112,8 @@ export class Engine implements RunOwner {
 
   /**
    * SPEC §5's lifecycle events. The execution is decided and recorded whatever becomes of them:
-   * a bus that refuses one (closed, or NATS gone for good) is reported, not thrown. (@internal)
+   * a bus that refuses one (closed, or NATS gone for good) is reported, not thrown. The run
+   * announces its own end through it (RunOwner).
    */
   announce(kind: ExecutionEventKind, payload: Record<string, unknown>): void {
     try {

@@ -2,8 +2,7 @@ import type { Actor } from 'xstate';
 import type { executionMachine, ExecutionSink } from '../../actors/execution.js';
 import { redactSecrets } from '../model/references.js';
 import type { ExecutionContextData } from './execution-state.js';
-import type { BlockLogEntry } from './types.js';
-import type { ExecutionEvent, ExecutionResult, StartRequest } from './types.js';
+import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } from './types.js';
 
 /** What a run needs of its engine (the Engine class; kept narrow so the run is not another copy of it). */
 export interface RunOwner {

@@ -4,8 +4,10 @@
  *
  * - in plain code, `<api.status> === 200` becomes `__ref0 === 200` with __ref0 = the value
  *   (any type);
- * - inside a quoted string, `"Hi <start.name>!"` becomes `("Hi " + __ref1 + "!")` and inside
- *   template text `${__ref1}`, where __ref1 holds the value's text form (as in resolveValue);
+ *   (spaced from a word it touches: `return<a.b>` becomes `return __ref0`, never `return__ref0`);
+ * - inside a quoted string, `"Hi <start.name>!"` becomes `("Hi " + __ref1 + "!")` (a computed
+ *   key `[(...)]` when the string is an object key) and inside template text `${__ref1}`, where
+ *   __ref1 holds the value's text form (as in resolveValue);
  * - in comments and regular-expression literals references are left as written;
  * - `{{NAME}}` secrets are bound the same way when `scope.secrets` knows the name;
  * - the same reference in the same context is bound once.
@@ -88,6 +90,29 @@ function splitLiteral(source: string, region: Region, inside: readonly CodeToken
   return `(${parts.join(' + ')})`;
 }
 
+/** A character that would join an identifier or number written against it (`return<a.b>`, `<a.b>in`). */
+const WORD_CHAR = /[\p{ID_Continue}$\u200c\u200d]/u;
+
+/** The bound identifier, spaced from a word it touches, so it never merges into it (`return __ref0`). */
+function spaced(source: string, start: number, end: number, id: string): string {
+  const before = start > 0 && WORD_CHAR.test(source[start - 1] ?? '') ? ' ' : '';
+  const after = end < source.length && WORD_CHAR.test(source[end] ?? '') ? ' ' : '';
+  return before + id + after;
+}
+
+/**
+ * Whether a quoted literal is an object key (`{ '<a.b>': 1 }`, `, "x<a.b>": 2`): its rewrite, an
+ * expression, must then be a computed key.
+ */
+function isObjectKey(source: string, region: Region): boolean {
+  let before = region.start - 1;
+  while (before >= 0 && /\s/.test(source[before] ?? '')) before -= 1;
+  let after = region.end;
+  while (after < source.length && /\s/.test(source[after] ?? '')) after += 1;
+  const prev = source[before];
+  return (prev === '{' || prev === ',') && source[after] === ':';
+}
+
 const escaped = (source: string, pos: number): boolean => {
   let n = 0;
   while (source[pos - 1 - n] === '\\') n += 1;
@@ -103,7 +128,7 @@ export function bindCode(source: string, scope: ReferenceScope): BoundCode {
   const literals = new Map<Region, CodeToken[]>();
   for (const t of tokens) {
     const region = regionAt(regions, t.start);
-    if (region === undefined) edits.push({ start: t.start, end: t.end, text: binder.id(`v:${t.key}`, t.value) });
+    if (region === undefined) edits.push({ start: t.start, end: t.end, text: spaced(source, t.start, t.end, binder.id(`v:${t.key}`, t.value)) });
     else if (region.kind === 'template' && !escaped(source, t.start)) {
       edits.push({ start: t.start, end: t.end, text: '${' + binder.id(`t:${t.key}`, toText(t.value)) + '}' });
     } else if (region.kind === 'string' && !escaped(source, t.start)) {
@@ -111,7 +136,8 @@ export function bindCode(source: string, scope: ReferenceScope): BoundCode {
     }
   }
   for (const [region, inside] of literals) {
-    edits.push({ start: region.start, end: region.end, text: splitLiteral(source, region, inside, binder) });
+    const text = splitLiteral(source, region, inside, binder);
+    edits.push({ start: region.start, end: region.end, text: isObjectKey(source, region) ? `[${text}]` : text });
   }
   edits.sort((a, b) => b.start - a.start);
   let out = source;

@@ -16,7 +16,8 @@ export const MAX_TIMER_MS = 2_147_483_647;
 
 export const retrySchema = z.object({
   maxAttempts: z.number().int().min(1).max(100),
-  backoffMs: z.number().int().min(0).max(3_600_000),
+  // n8n's "wait between tries" default: a retry without a stated backoff still backs off
+  backoffMs: z.number().int().min(0).max(3_600_000).default(1000),
 });
 
 export const blockSchema = z.object({

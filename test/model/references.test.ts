@@ -173,6 +173,22 @@ describe('model/references bindCode', () => {
     expect(run('return "k={{KEY}}" + {{KEY}}.length', { ...scope, secrets: { KEY: 'abc' } })).to.equal('k=abc3');
   });
 
+  it('keeps a reference written against a word a separate token', () => {
+    expect(bindCode('return<start.count>', scope).source).to.equal('return __ref0');
+    expect(run('return<start.count>', scope)).to.equal(3);
+    expect(run('return typeof<start.count>', scope)).to.equal('number');
+    expect(run('return <start.count>in{3:1}', scope)).to.equal(true);
+    // once silently undefined (`s.n__ref00`): now two values side by side, which does not parse
+    expect(() => run('const s={n:1};return s.n<start.count>0', scope)).to.throw(SyntaxError);
+  });
+
+  it('turns a quoted object key holding a reference into a computed key', () => {
+    expect(run("return {'<start.city>': 1}", scope)).to.deep.equal({ Paris: 1 });
+    expect(run('const o = { a: 1, "x-<start.count>" : 2 }; return o["x-3"]', scope)).to.equal(2);
+    expect(run("return 1 ? '<start.city>' : 'no'", scope)).to.equal('Paris');
+    expect(run("switch ('Paris') { case '<start.city>': return 'yes' } return 'no'", scope)).to.equal('yes');
+  });
+
   it('avoids identifiers already used by the code', () => {
     const bound = bindCode('const __ref0 = 1; return <start.count> + __ref0', scope);
     expect(bound.source).to.equal('const __ref0 = 1; return ___ref0 + __ref0');

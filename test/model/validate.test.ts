@@ -99,6 +99,16 @@ describe('model/validateWorkflow', () => {
     });
   });
 
+  describe('retry', () => {
+    it('backs off 1000 ms when the policy names only maxAttempts', () => {
+      const doc = clone(workflow([fn('a')], ['start>a'])) as unknown as { blocks: Record<string, unknown>[] };
+      doc.blocks[1]!['retry'] = { maxAttempts: 3 };
+      const result = validateWorkflow(doc, registry);
+      expect(result.ok).to.equal(true);
+      if (result.ok) expect(result.workflow.blocks[1]?.retry).to.deep.equal({ maxAttempts: 3, backoffMs: 1000 });
+    });
+  });
+
   describe('ids and names', () => {
     it('rejects a duplicated block id at the second one', () => {
       expectOnly(workflow([fn('a'), fn('a', { name: 'other' })], ['start>a']), '/blocks/2/id', /duplicate block id "a"/);

@@ -80,6 +80,25 @@ function asText(value: unknown): string {
   return String(value);
 }
 
+const PLACEHOLDER = /\{([^{}/?#\s]+)\}/g;
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/**
+ * A parameter that makes a path segment `.` or `..` (which encoding cannot stop: URLs treat `%2e`
+ * as a dot too) would move the request elsewhere on the host (`/users/{id}/profile` with `..` is
+ * `/profile`): refused, unless the author wrote that segment.
+ */
+function refuseDotSegments(url: string, fill: (text: string) => string): void {
+  const end = url.search(/[?#]/);
+  for (const segment of (end < 0 ? url : url.slice(0, end)).split('/')) {
+    if (!segment.includes('{') || DOT_SEGMENT.test(segment)) continue;
+    const filled = fill(segment);
+    if (DOT_SEGMENT.test(filled)) {
+      throw new TroupeError('INVALID_CONFIG', `a path parameter makes the URL segment "${segment}" a dot segment ("${filled}"), which would change the path`);
+    }
+  }
+}
+
 /**
  * `{name}` filled from pathParams (percent-encoded, so a value cannot add path segments or a
  * query), then params appended after any query already there, before a `#fragment`.
@@ -87,9 +106,11 @@ function asText(value: unknown): string {
  */
 export function buildUrl(url: string, pathParams: ApiConfig['pathParams'], params: ApiConfig['params']): string {
   const byName = new Map(pathParams.map((p) => [p.key.trim(), p.value]));
-  const filled = url.replace(/\{([^{}/?#\s]+)\}/g, (whole, name: string) =>
+  const fill = (text: string): string => text.replace(PLACEHOLDER, (whole, name: string) =>
     byName.has(name) ? encodeURIComponent(asText(byName.get(name))) : whole,
   );
+  const filled = fill(url);
+  refuseDotSegments(url, fill);
   const hashAt = filled.indexOf('#');
   const base = hashAt >= 0 ? filled.slice(0, hashAt) : filled;
   const fragment = hashAt >= 0 ? filled.slice(hashAt) : '';

@@ -69,13 +69,23 @@ export function redactionValues(secrets: ReadonlyMap<string, string>): string[] 
   for (const value of secrets.values()) {
     for (const form of sentForms(value)) {
       out.add(form);
-      out.add(encodeURIComponent(form));
       out.add(JSON.stringify(form).slice(1, -1));
+      for (const encoded of urlForms(form)) out.add(encoded);
     }
   }
   const values = [...out];
   redactionCache.set(secrets, values);
   return values;
+}
+
+/**
+ * The ways a value is percent-encoded on its way out, which an upstream may echo back: as a
+ * path parameter or param (`encodeURIComponent`), in a URL's query (which also encodes `'`), and
+ * in a form body (`+` for space, `!'()~` encoded).
+ */
+function urlForms(value: string): string[] {
+  const component = encodeURIComponent(value);
+  return [component, component.replace(/'/g, '%27'), new URLSearchParams([['', value]]).toString().slice(1)];
 }
 
 /**

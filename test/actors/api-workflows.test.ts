@@ -127,6 +127,31 @@ forEachBus('API block in workflows', (getBus) => {
     expect(text).not.to.contain('padded-secret-42');
   });
 
+  it('redacts a secret echoed back as a form body and a URL query encode it', async () => {
+    const secret = `my pass"wörd!(x)'~`;
+    const engine = engineWith(getBus(), store, { PW: secret });
+    const doc = {
+      name: 'form', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        {
+          id: 'call', type: 'api', name: 'Call', config: {
+            url: `${server.origin}/echo-form`, method: 'POST', params: [{ key: 'pw', value: '{{PW}}' }],
+            headers: [{ key: 'Content-Type', value: 'application/x-www-form-urlencoded' }], body: { password: '{{PW}}' },
+          },
+        },
+      ],
+      connections: [{ from: 'start', to: 'call' }],
+    };
+    const result = await run(engine, doc, {});
+    const seen = server.requestsTo('/echo-form')[0];
+    const sentQuery = new URL(seen?.url ?? '', server.origin).search.slice('?pw='.length);
+    const sentBody = (seen?.body ?? '').slice('password='.length);
+    expect(sentQuery).to.not.equal(encodeURIComponent(secret)); // the query encodes ' as well
+    expect(sentBody).to.include('+'); // the form encodes a space as +
+    const text = JSON.stringify(await store.executions.get(result.id));
+    for (const sent of [sentQuery, sentBody]) expect(text, sent).not.to.contain(sent);
+  });
+
   it("derives a POST's Idempotency-Key from its block run: one per execution and iteration, the same for a repeated run", async () => {
     const engine = engineWith(getBus(), store);
     const doc = {

@@ -66,6 +66,18 @@ describe('api block: URL building', () => {
     expect(url).to.equal('https://api.test/v1/S%C3%A3o%20Paulo%2F%3F%23%26/items/42');
   });
 
+  it('refuses a path parameter that makes a segment . or .. (it would move the request), not one inside a segment or the query', () => {
+    for (const value of ['..', '.', '%2e%2e', '.%2E']) {
+      const tryIt = (): string => buildUrl('https://api.test/users/{id}/profile', [{ key: 'id', value }], []);
+      if (value.includes('%')) expect(tryIt()).to.equal(`https://api.test/users/${encodeURIComponent(value)}/profile`);
+      else expect(tryIt).to.throw(/dot segment/).with.property('code', 'INVALID_CONFIG');
+    }
+    expect(() => buildUrl('https://api.test/a/{x}./b', [{ key: 'x', value: '.' }], [])).to.throw(/dot segment/);
+    expect(buildUrl('https://api.test/files/{name}.json', [{ key: 'name', value: '..' }], [])).to.equal('https://api.test/files/...json');
+    expect(buildUrl('https://api.test/search?q={q}', [{ key: 'q', value: '..' }], [])).to.equal('https://api.test/search?q=..');
+    expect(buildUrl('https://api.test/a/../{x}', [{ key: 'x', value: 'b' }], [])).to.equal('https://api.test/a/../b');
+  });
+
   it('leaves unknown {placeholders} alone', () => {
     expect(buildUrl('https://api.test/{a}/{b}', [{ key: 'a', value: 'x' }], [])).to.equal('https://api.test/x/{b}');
   });

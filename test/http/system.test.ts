@@ -103,6 +103,9 @@ describe('http: service routes', () => {
     expect([missing.status, missing.body.error.code]).to.deep.equal([404, 'NOT_FOUND']);
     const method = await h.http.patch('/api/workflows').set(auth);
     expect([method.status, method.body.error.code]).to.deep.equal([405, 'METHOD_NOT_ALLOWED']);
+    expect(method.headers['allow']?.split(', ').sort()).to.deep.equal(['GET', 'HEAD', 'POST']);
+    const onOne = await h.http.patch('/api/workflows/some-id').set(auth);
+    expect([onOne.status, onOne.headers['allow']?.split(', ').sort()]).to.deep.equal([405, ['DELETE', 'GET', 'HEAD', 'PUT']]);
     // a method the router does not know at all gets the same, not a bare 501
     const unknown = await h.http.trace('/api/workflows').set(auth);
     expect([unknown.status, unknown.body.error?.code]).to.deep.equal([405, 'METHOD_NOT_ALLOWED']);

@@ -57,6 +57,28 @@ describe('http: execute', () => {
       expect(empty.status).to.equal(200);
       const rec2 = await h.http.get(`/api/executions/${empty.body.executionId as string}`).set(auth);
       expect(rec2.body.input).to.deep.equal({});
+      // a body that is JSON null is the input null, like {"input": null}
+      const nul = await exec(h, 's').set('X-API-Key', k2).set('Content-Type', 'application/json').send('null');
+      const rec3 = await h.http.get(`/api/executions/${nul.body.executionId as string}`).set(auth);
+      expect([nul.status, rec3.body.input]).to.deep.equal([200, null]);
+    });
+
+    it('streams when Accept prefers text/event-stream to JSON, answers JSON when it prefers JSON', async () => {
+      const { key } = await deployed(h, sleepWorkflow('acc'));
+      for (const [accept, type] of [
+        ['text/event-stream', /^text\/event-stream/],
+        ['text/event-stream, application/json', /^text\/event-stream/],
+        ['application/json;q=0.5, text/event-stream', /^text\/event-stream/],
+        ['application/json, text/event-stream', /^application\/json/],
+        ['text/event-stream;q=0.1, */*', /^application\/json/],
+      ] as const) {
+        const res = await exec(h, 'acc').set('X-API-Key', key).set('Accept', accept).buffer(true).parse((r, done) => {
+          let text = '';
+          r.on('data', (c: Buffer) => (text += c.toString()));
+          r.on('end', () => done(null, text));
+        }).send({});
+        expect(res.headers['content-type'], accept).to.match(type);
+      }
     });
   });
 

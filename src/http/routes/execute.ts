@@ -23,16 +23,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** `{ input, async?, stream? }`, or any other body as the input with the mode from headers. */
-export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get'>): ExecuteRequest {
+export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get' | 'accepts'>): ExecuteRequest {
   const headerMode = ctx.get('X-Execution-Mode').trim().toLowerCase();
   const headerAsync = headerMode === 'async';
-  const headerStream = headerMode === 'stream' || ctx.get('Accept').toLowerCase().includes('text/event-stream');
+  const headerStream = headerMode === 'stream' || prefersEventStream(ctx);
   if (!isObject(body) || !Object.prototype.hasOwnProperty.call(body, 'input')) {
     if (headerAsync && headerStream) throw bothModes();
-    return { input: body ?? {}, mode: headerAsync ? 'async' : headerStream ? 'stream' : 'sync' };
+    // an empty body is `{}`; a body that is JSON `null` is the input null, as any other value
+    return { input: body === undefined ? {} : body, mode: headerAsync ? 'async' : headerStream ? 'stream' : 'sync' };
   }
   const env = plainEnvelope(body) ?? checkBody(body, executeEnvelope);
   return { input: env.input ?? null, mode: envelopeMode(env, headerAsync, headerStream) };
+}
+
+/**
+ * `Accept` asks for the stream when it names text/event-stream and prefers it to JSON
+ * (`application/json, text/event-stream` is a client that takes either but wants JSON).
+ */
+function prefersEventStream(ctx: Pick<Ctx, 'get' | 'accepts'>): boolean {
+  const accept = ctx.get('Accept');
+  if (!accept.toLowerCase().includes('text/event-stream')) return false;
+  return ctx.accepts('text/event-stream', 'application/json') === 'text/event-stream';
 }
 
 /**

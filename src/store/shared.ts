@@ -26,6 +26,21 @@ export function decodeCursor(cursor: string, arity: number): string[] {
   return parts as string[];
 }
 
+/**
+ * One page of a short list read whole (a workflow's keys, the secret names): items in `sortKey`
+ * order after the cursor's key, so a page boundary holds even when items come and go between
+ * requests.
+ */
+export function pageOf<T>(items: readonly T[], sortKey: (item: T) => string, opts: { limit: number; cursor: string | null }): { items: T[]; nextCursor: string | null } {
+  const after = opts.cursor === null ? null : (decodeCursor(opts.cursor, 1)[0] ?? '');
+  const sorted = items.map((item) => ({ item, key: sortKey(item) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const rest = after === null ? sorted : sorted.filter((e) => e.key > after);
+  const limit = clampLimit(opts.limit);
+  const page = rest.slice(0, limit);
+  const last = page[page.length - 1];
+  return { items: page.map((e) => e.item), nextCursor: rest.length > limit && last !== undefined ? encodeCursor([last.key]) : null };
+}
+
 /** Normalizes any accepted date string to one sortable form (so string order = time order). */
 /** `toISOString()`'s own form; a day past 28 still needs the calendar (Date.parse rolls 02-30 over). */
 const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;

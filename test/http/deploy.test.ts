@@ -84,6 +84,26 @@ describe('http: deployments and API keys', () => {
     await h.http.delete('/api/workflows/d/keys/key_unknown').set(auth).expect(404);
   });
 
+  it('pages the key list with limit and cursor, oldest first; a bad limit or cursor is 400', async () => {
+    await deployed(h, echoWorkflow('d'));
+    for (let i = 0; i < 4; i++) await h.http.post('/api/workflows/d/keys').set(auth).expect(201);
+    const all = (await h.http.get('/api/workflows/d/keys').set(auth).expect(200)).body.items.map((k: { id: string }) => k.id);
+    expect(all).to.have.length(5);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await h.http.get('/api/workflows/d/keys').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(auth).expect(200);
+      expect(res.body.items.length).to.be.at.most(2);
+      seen.push(...res.body.items.map((k: { id: string }) => k.id));
+      cursor = res.body.nextCursor as string | null;
+    } while (cursor !== null);
+    expect(seen).to.deep.equal(all);
+    for (const query of [{ limit: 'abc' }, { limit: 0 }, { cursor: 'not-a-cursor' }]) {
+      const bad = await h.http.get('/api/workflows/d/keys').query(query).set(auth);
+      expect([bad.status, bad.body.error.code], JSON.stringify(query)).to.deep.equal([400, 'INVALID_REQUEST']);
+    }
+  });
+
   it('a deployment pins its version: editing changes nothing until deployed again', async () => {
     const { key } = await deployed(h, echoWorkflow('pin'));
     const v2 = echoWorkflow('pin');
@@ -120,6 +140,16 @@ describe('http: secrets', () => {
     expect(JSON.stringify(list.body)).to.not.include('hunter');
     await h.http.delete('/api/secrets/OTHER').set(auth).expect(204);
     await h.http.delete('/api/secrets/OTHER').set(auth).expect(404);
+  });
+
+  it('pages the names with limit and cursor; a bad limit is 400', async () => {
+    for (const name of ['C', 'A', 'B']) await h.http.put(`/api/secrets/${name}`).set(auth).send({ value: 'secret-value' }).expect(201);
+    const first = await h.http.get('/api/secrets?limit=2').set(auth).expect(200);
+    expect(first.body.items.map((s: { name: string }) => s.name)).to.deep.equal(['A', 'B']);
+    const rest = await h.http.get('/api/secrets').query({ limit: 2, cursor: first.body.nextCursor as string }).set(auth).expect(200);
+    expect([rest.body.items.map((s: { name: string }) => s.name), rest.body.nextCursor]).to.deep.equal([['C'], null]);
+    const bad = await h.http.get('/api/secrets?limit=abc').set(auth);
+    expect([bad.status, bad.body.error.code]).to.deep.equal([400, 'INVALID_REQUEST']);
   });
 
   it('rejects bad names and bodies with 400 INVALID_REQUEST; needs the admin token', async () => {

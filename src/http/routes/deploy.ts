@@ -1,9 +1,11 @@
 /** Admin: deploy as API, undeploy, and the deployment's API keys (SPEC §4.1). */
 import type { Services } from '../../service/index.js';
-import { errorResponse, param, type RouteSpec } from '../route-spec.js';
-import { deployResponseSchema, issuedKeySchema, keyViewSchema, page } from '../schemas.js';
+import { pageOf } from '../../store/shared.js';
+import { errorResponse, param, parseQuery, type RouteSpec } from '../route-spec.js';
+import { deployResponseSchema, issuedKeySchema, keyViewSchema, page, pageQuery } from '../schemas.js';
 
 const unauthorized = errorResponse('no or wrong admin token (UNAUTHORIZED)');
+const badQuery = errorResponse('invalid limit or cursor (INVALID_REQUEST)');
 const notFound = errorResponse('unknown workflow (NOT_FOUND)');
 
 export function deployRoutes(s: Services): RouteSpec[] {
@@ -43,10 +45,12 @@ export function deployRoutes(s: Services): RouteSpec[] {
     },
     {
       method: 'get', path: '/api/workflows/{id}/keys', operationId: 'listKeys', tag: 'keys', auth: 'admin',
-      summary: 'List API keys (prefix and dates only, revoked ones included)',
-      responses: { 200: { description: 'every key of the workflow, oldest first', schema: page(keyViewSchema) }, 401: unauthorized, 404: notFound },
+      summary: 'List API keys (prefix and dates only, revoked ones included)', query: pageQuery,
+      responses: { 200: { description: 'the keys of the workflow, oldest first', schema: page(keyViewSchema) }, 400: badQuery, 401: unauthorized, 404: notFound },
       handler: async (ctx) => {
-        ctx.body = { items: await s.keys.list(param(ctx, 'id')), nextCursor: null };
+        const q = parseQuery(ctx, pageQuery);
+        const keys = await s.keys.list(param(ctx, 'id'));
+        ctx.body = pageOf(keys, (k) => `${k.createdAt}|${k.id}`, { limit: q.limit, cursor: q.cursor ?? null });
       },
     },
     {

@@ -1,9 +1,11 @@
 /** Admin: workflow secrets, values write-only (SPEC §4.1, §6). */
 import type { Services } from '../../service/index.js';
-import { errorResponse, param, parseBody, type RouteSpec } from '../route-spec.js';
-import { page, secretPutBody, secretPutResponse, secretViewSchema } from '../schemas.js';
+import { pageOf } from '../../store/shared.js';
+import { errorResponse, param, parseBody, parseQuery, type RouteSpec } from '../route-spec.js';
+import { page, pageQuery, secretPutBody, secretPutResponse, secretViewSchema } from '../schemas.js';
 
 const unauthorized = errorResponse('no or wrong admin token (UNAUTHORIZED)');
+const badQuery = errorResponse('invalid limit or cursor (INVALID_REQUEST)');
 
 export function secretRoutes(s: Services): RouteSpec[] {
   return [
@@ -24,10 +26,11 @@ export function secretRoutes(s: Services): RouteSpec[] {
     },
     {
       method: 'get', path: '/api/secrets', operationId: 'listSecrets', tag: 'secrets', auth: 'admin',
-      summary: 'List secret names (never values)',
-      responses: { 200: { description: 'every secret name, by name', schema: page(secretViewSchema) }, 401: unauthorized },
+      summary: 'List secret names (never values)', query: pageQuery,
+      responses: { 200: { description: 'secret names, by name', schema: page(secretViewSchema) }, 400: badQuery, 401: unauthorized },
       handler: async (ctx) => {
-        ctx.body = { items: await s.secrets.list(), nextCursor: null };
+        const q = parseQuery(ctx, pageQuery);
+        ctx.body = pageOf(await s.secrets.list(), (v) => v.name, { limit: q.limit, cursor: q.cursor ?? null });
       },
     },
     {

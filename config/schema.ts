@@ -39,6 +39,8 @@ export const envSchema = z.object({
   TROUPE_CHAT_HOST: z
     .string()
     .regex(/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a host name (no scheme, port or path), e.g. chat.example.com')
+    // host names are case-insensitive: kept in the form the chat URLs are shown in
+    .transform((host) => host.toLowerCase())
     .default(DEFAULTS.chatHost),
   TROUPE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   TROUPE_ALLOW_HOSTS: z.string().default(''),

@@ -21,8 +21,9 @@ export const chatSettingsSchema = z.object({
     allowedEmails: z.array(z.string().regex(EMAIL_RULE, 'an address (ada@example.com) or a domain (@example.com)')).max(10_000).optional(),
   }),
   branding: brandingSchema,
-  output: z.object({ block: z.string().min(1), path: z.string().optional() }).optional()
-    .describe('which block\'s output (at an optional dot path) is the answer; default: the execution\'s output'),
+  // null as GET shows "none": what GET answers can be sent back as it is
+  output: z.object({ block: z.string().min(1), path: z.string().optional() }).nullish().transform((o) => o ?? undefined)
+    .describe('which block\'s output (at an optional dot path) is the answer; default (absent or null): the execution\'s output'),
 });
 
 export const chatViewSchema = z.object({

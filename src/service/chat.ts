@@ -61,9 +61,11 @@ export class ChatService {
     if (issues.length > 0) throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', issues);
     const earlier = await this.deps.store.chats.getByWorkflow(workflowId);
     const at = new Date(this.deps.now()).toISOString();
-    const passwordHash = settings.auth.password !== undefined ? await hashPassword(settings.auth.password) : earlier?.auth.passwordHash;
-    // who may sign in changed (new chat, new password, another mode): earlier sessions end
-    const renewed = earlier === null || settings.auth.password !== undefined || earlier.auth.mode !== settings.auth.mode;
+    const newPassword = await this.changedPassword(settings.auth.password, earlier?.auth.passwordHash);
+    const passwordHash = newPassword ?? earlier?.auth.passwordHash;
+    // who may sign in changed (new chat, new password, another mode): earlier sessions end; the
+    // same password sent again with the rest of the settings changes nothing
+    const renewed = earlier === null || newPassword !== undefined || earlier.auth.mode !== settings.auth.mode;
     const sessionEpoch = renewed || earlier.auth.sessionEpoch === undefined ? newEpoch() : earlier.auth.sessionEpoch;
     if (settings.auth.mode === 'password' && passwordHash === undefined) {
       throw new ValidationError('INVALID_REQUEST', 'invalid chat settings', [{ path: '/auth/password', message: 'a password chat needs a password' }]);
@@ -83,6 +85,13 @@ export class ChatService {
       updatedAt: at,
     };
     return this.deps.store.chats.put(chat);
+  }
+
+  /** The hash of a password that differs from the stored one; undefined when none is given or it is the same. */
+  private async changedPassword(password: string | undefined, stored: string | undefined): Promise<string | undefined> {
+    if (password === undefined) return undefined;
+    if (stored !== undefined && (await verifyPassword(password, stored))) return undefined;
+    return hashPassword(password);
   }
 
   async get(workflowId: string): Promise<ChatDeployment> {
@@ -129,8 +138,11 @@ export class ChatService {
     const email = body.email.trim().toLowerCase();
     this.limit(this.perEmail, `${chat.subdomain}\u0000${email}`);
     if (body.code === undefined) {
-      // in the background: an allowed address must not answer later (or differently) than another
-      this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
+      // after the answer: an allowed address must not answer later (or differently) than another,
+      // and even the code's synchronous part (its hash, the SQLite write) showed in the timing
+      setImmediate(() => {
+        this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
+      });
       return { kind: 'code-sent' };
     }
     this.limit(this.guesses, `${chat.subdomain}\u0000${email}`);

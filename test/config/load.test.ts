@@ -12,6 +12,7 @@ describe('config: loadConfig', () => {
   it('reads the chat settings: SMTP sender, trusted proxies, chat host', () => {
     const c = loadConfig({ TROUPE_SMTP_URL: 'smtp://mail.example.com:587', TROUPE_SMTP_FROM: 'Help <help@example.com>', TROUPE_TRUST_PROXY: '1', TROUPE_CHAT_HOST: 'chat.example.com' });
     expect(c).to.deep.include({ smtpUrl: 'smtp://mail.example.com:587', smtpFrom: 'Help <help@example.com>', trustProxy: 1, chatHost: 'chat.example.com' });
+    expect(loadConfig({ TROUPE_CHAT_HOST: 'Chat.Example.Test' }).chatHost).to.equal('chat.example.test');
   });
 
   it('reads the model providers\' own variables as agent defaults', () => {

@@ -157,6 +157,12 @@ describe('http: chat deployments', () => {
     const done = parseSse((await send('secret', { message: 'hi' }, cookie).expect(200)).body as string).at(-1)!;
     expect(done.event).to.equal('done');
     await send('secret', { message: 'hi' }, [cookie[0]!.replace(/=([^;]{5})/, '=xxxxx')]).expect(401);
+    // the same password sent again (with the rest, a branding edit) keeps them; GET's own answer goes back as it is
+    const view = (await h.http.get('/api/workflows/pw/chat').set(auth).expect(200)).body as Record<string, unknown>;
+    expect(view['output']).to.equal(null);
+    await h.http.put('/api/workflows/pw/chat').set(auth)
+      .send({ subdomain: 'secret', auth: { mode: 'password', password: 'open sesame' }, branding: { title: 'S2' }, output: view['output'] }).expect(200);
+    await send('secret', { message: 'hi' }, cookie).expect(200);
     // a new password ends the sessions signed before it
     await h.http.put('/api/workflows/pw/chat').set(auth).send({ subdomain: 'secret', auth: { mode: 'password', password: 'another one!' }, branding: { title: 'S' } }).expect(200);
     await send('secret', { message: 'hi' }, cookie).expect(401);

@@ -25,6 +25,8 @@ import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockRep
 /** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */
 export interface ExecutionSink {
   notify(event: ExecutionEvent): void;
+  /** a block's log as it starts (status running), for the record; its settle replaces it */
+  logStarted(log: BlockLogEntry): void;
   /** logs of a container's earlier attempt, to remove from what is recorded */
   forgetLogs(logs: readonly BlockLogEntry[]): void;
 }
@@ -113,6 +115,7 @@ type Started = Extract<BlockReport, { type: 'BLOCK.STARTED' }>;
 
 function recordStart(ctx: ExecutionContext, event: Started): void {
   const log = ctx.ledger.started(event.blockId, event.at, event.iteration);
+  ctx.sink.logStarted(log);
   ctx.sink.notify({
     type: 'block.started',
     data: { blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, order: log.order, iteration: log.iteration },

@@ -55,8 +55,11 @@ export function planResume(workflow: CompiledWorkflow, logs: readonly PriorLog[]
   const settled = new Map<string, SettledBlock>();
   let nextOrder = 0;
   for (const log of [...logs].sort((a, b) => a.order - b.order)) {
+    const topLevel = log.iteration === null || log.iteration === undefined;
+    // a block that was running starts over, its log dropped: it takes the next order again
+    if (topLevel && log.status === 'running') continue;
     nextOrder = Math.max(nextOrder, log.order + 1);
-    if (log.iteration !== null && log.iteration !== undefined) continue;
+    if (!topLevel) continue;
     if (!SETTLED.has(log.status)) continue;
     const block = workflow.blocks.get(log.blockId);
     if (block === undefined || block.parent !== undefined) return { reason: `the log of block ${log.blockId} does not fit the workflow version` };

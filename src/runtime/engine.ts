@@ -138,6 +138,14 @@ export class Engine implements RunOwner {
   }
 
   /**
+   * @internal a block's log as it starts: a record read while it runs shows it `running`. Its
+   * settle replaces it, usually in the same batch, so a short run writes each log once.
+   */
+  recordLog(id: string, log: BlockLogEntry): void {
+    this.persister?.log(id, log);
+  }
+
+  /**
    * The run's secrets: only those its workflow names, read from the store, plus the process's
    * own model keys. A workflow that names none shares one map (built once) and waits for nothing.
    */

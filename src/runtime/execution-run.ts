@@ -7,6 +7,7 @@ import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } fro
 /** What a run needs of its engine (the Engine class; kept narrow so the run is not another copy of it). */
 export interface RunOwner {
   record(id: string, event: ExecutionEvent): void;
+  recordLog(id: string, log: BlockLogEntry): void;
   finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void>;
   announce(kind: 'completed' | 'failed' | 'cancelled', payload: Record<string, unknown>): void;
   forgetLog(id: string, log: BlockLogEntry): void;
@@ -81,6 +82,10 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
     this.owner.record(this.id, event);
     this.first?.(event);
     if (this.more !== null) for (const l of this.more) l(event);
+  }
+
+  logStarted(log: BlockLogEntry): void {
+    this.owner.recordLog(this.id, log);
   }
 
   forgetLogs(logs: readonly BlockLogEntry[]): void {

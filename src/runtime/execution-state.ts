@@ -71,8 +71,8 @@ export class ExecutionLedger {
 
   /**
    * Takes over what an interrupted run of this execution had settled (see src/model/resume.ts):
-   * the context of its settled top-level blocks. Only settled logs are ever stored (a start is an
-   * event), so a block that was running simply starts again and writes its log anew.
+   * the context of its settled top-level blocks. A block that was running (its stored log says
+   * `running`, and resumption drops it) simply starts again and writes its log anew.
    */
   resume(plan: ResumePlan): ReadonlySet<string> {
     for (const s of plan.settled) {
@@ -115,6 +115,7 @@ export class ExecutionLedger {
   /**
    * Blocks still running become cancelled when the execution ends early, in their logs and in the
    * context's states alike. They had begun their first attempt, whatever its outcome would be.
+   * Blocks still pending become cancelled in the states.
    */
   cancelRunning(at: number): void {
     for (const [key, log] of this.logs) {
@@ -123,6 +124,9 @@ export class ExecutionLedger {
       this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs, attempts: Math.max(1, log.attempts) });
       if (log.iteration === null) this.states[log.blockId] = 'cancelled';
     }
+    // those that had not started never will: an ended execution leaves no block pending (they
+    // have no log, having never started)
+    for (const id of this.workflow.topLevel) if (this.states[id] === 'pending') this.states[id] = 'cancelled';
   }
 
   get allSettled(): boolean {

@@ -16,7 +16,7 @@ import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { resumedMark } from '../model/resume.js';
 import { resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
-import type { BoundaryItem, ExecutionRecord, ExecutionRepo, StatusCursor, Store } from '../store/types.js';
+import type { BlockLog, BoundaryItem, ExecutionRecord, ExecutionRepo, StatusCursor, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
 const BATCH = 500;
@@ -141,6 +141,7 @@ export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord,
   const error = { code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE, blockId: null };
   const events = await repo.listEvents(rec.id);
   const seq = (events.at(-1)?.seq ?? 0) + 1;
+  const cancelled = await cancelledLogs(repo, rec.id, at);
   const done: ExecutionResult = {
     id: rec.id,
     workflowId: rec.workflowId,
@@ -158,6 +159,7 @@ export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord,
       // guarded: only while it is still as listed (status and context), else someone else has it
       ...(guarded ? { guard: { status: rec.status, context: rec.context ?? null } } : {}),
       patch: { status: 'failed', output: null, error, endedAt, durationMs },
+      ...(cancelled.length > 0 ? { logs: cancelled } : {}),
       events: [{ executionId: rec.id, seq, event: 'done', data: done, at: endedAt }],
     });
     return done.durationMs;
@@ -165,6 +167,15 @@ export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord,
     if (isTroupeError(err) && (err.code === 'NOT_FOUND' || (guarded && err.code === 'CONFLICT'))) return false;
     throw err;
   }
+}
+
+/** The logs of blocks that were running when the process stopped, ended as cancelled at `at`. */
+async function cancelledLogs(repo: ExecutionRepo, id: string, at: Date): Promise<BlockLog[]> {
+  const logs = (await repo.get(id))?.logs ?? [];
+  return logs.filter((log) => log.status === 'running').map((log) => {
+    const started = log.startedAt === null ? Number.NaN : Date.parse(log.startedAt);
+    return { ...log, status: 'cancelled', endedAt: at.toISOString(), durationMs: Number.isNaN(started) ? null : Math.max(0, at.getTime() - started) };
+  });
 }
 
 /** Starts a queued execution again under its own id; false (and failed) when it cannot run. */

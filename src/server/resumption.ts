@@ -120,12 +120,15 @@ function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): 'cannot' {
 /**
  * The logs written inside a top-level loop or parallel that had not settled: it runs again from
  * its first iteration, and an iteration it does not reach again must not keep its earlier log.
+ * Also the logs of blocks that were running: they start over and write theirs anew, and one the
+ * resumed run never reaches (a response ends it first) must not stay `running`.
  */
 function staleLogs(logs: readonly BlockLog[], plan: ResumePlan): LogIdentity[] {
   const settled = new Set(plan.settled.map((s) => s.blockId));
   return logs.flatMap((log) => {
     const top = outermostContainer(log.iteration);
-    return top === null || settled.has(top) ? [] : [{ blockId: log.blockId, iteration: log.iteration }];
+    const stale = top === null ? log.status === 'running' : !settled.has(top);
+    return stale ? [{ blockId: log.blockId, iteration: log.iteration }] : [];
   });
 }
 

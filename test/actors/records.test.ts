@@ -125,8 +125,8 @@ describe('execution records', () => {
   it('keeps the logs of a failed run, with running blocks marked cancelled', async () => {
     const engine = testEngine(bus, { executions: store.executions });
     const doc = wf(
-      [['start', 'starter'], ['slow', 'sleep', { ms: 5000 }], ['bad', 'fail', { message: 'kaput' }]],
-      [['start', 'slow'], ['start', 'bad']],
+      [['start', 'starter'], ['slow', 'sleep', { ms: 5000 }], ['bad', 'fail', { message: 'kaput' }], ['after', 'sleep', { ms: 0 }]],
+      [['start', 'slow'], ['start', 'bad'], ['slow', 'after']],
     );
     const { result } = await runWorkflow(engine, doc);
     const record = await store.executions.get(result.id);
@@ -134,9 +134,26 @@ describe('execution records', () => {
     expect(record?.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'bad' });
     const byId = Object.fromEntries((record?.logs ?? []).map((l) => [l.blockId, l.status]));
     expect(byId).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed' });
-    // the context agrees with the logs, and the cancelled block had begun its first attempt
-    expect((record?.context as { states: Record<string, string> }).states).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed' });
+    // the context agrees with the logs, the cancelled block had begun its first attempt, and the
+    // one that never started is no longer pending (it has no log)
+    expect((record?.context as { states: Record<string, string> }).states).to.deep.equal({ start: 'completed', slow: 'cancelled', bad: 'failed', after: 'cancelled' });
     expect(record?.logs.find((l) => l.blockId === 'slow')?.attempts).to.equal(1);
+  });
+
+  it('shows a running block in the record while it runs, its log then replaced by its settle', async () => {
+    const engine = testEngine(bus, { executions: store.executions });
+    const { compiled } = loadWorkflow(wf([['start', 'starter'], ['slow', 'sleep', { ms: 300, value: 1 }]], [['start', 'slow']]), testRegistry);
+    const handle = await engine.start(compiled, { workflowId: 'wf-test', version: 1, input: {}, trigger: { type: 'api' } });
+    let running: string | undefined;
+    for (let i = 0; i < 100 && running === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      running = (await store.executions.get(handle.id))?.logs.find((l) => l.blockId === 'slow' && l.status === 'running')?.startedAt ?? undefined;
+    }
+    expect(running, 'a running log while the block sleeps').to.be.a('string');
+    await handle.done;
+    const logs = (await store.executions.get(handle.id))?.logs ?? [];
+    expect(logs.map((l) => [l.blockId, l.status])).to.deep.equal([['start', 'completed'], ['slow', 'completed']]);
+    expect(logs[1]?.startedAt).to.equal(running);
   });
 
   describe('awaitRecord: false (a caller that answers only at the end)', () => {

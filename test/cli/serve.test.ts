@@ -282,8 +282,8 @@ describe('troupe serve: resumption after SIGKILL (child process)', function () {
     await waitForAsync(async () => {
       before = (await call(proc?.url ?? '', 'GET', `/api/executions/${id}`, { token })).body;
       const states = Object.fromEntries((before.logs as { blockId: string; status: string }[]).map((l) => [l.blockId, l.status]));
-      // a running block has no log yet (only its block.started event): B is under way
-      return states['a'] === 'completed' && states['b'] === undefined && before.status === 'running';
+      // B is under way: its log says so until it settles
+      return states['a'] === 'completed' && states['b'] === 'running' && before.status === 'running';
     }, 30_000);
     proc.child.kill('SIGKILL');
     expect(await proc.exited).to.equal('SIGKILL');

@@ -65,7 +65,7 @@ describe('server: restart recovery', function () {
     await repo.create(record('r1', 'running', '2026-01-01T00:00:00.000Z'));
     // a settled log that does not say which connections it activated (written before resumption existed)
     await repo.saveBoundary('r1', {
-      logs: [log('start', 'starter', 0, 'completed', STARTER_OUT)],
+      logs: [log('start', 'starter', 0, 'completed', STARTER_OUT), log('f', 'function', 1, 'running', null)],
       events: [{ executionId: 'r1', seq: 1, event: 'block.started', data: {}, at: '2026-01-01T00:00:00.001Z' }],
     });
     await repo.create(record('q1', 'queued', null));
@@ -81,6 +81,9 @@ describe('server: restart recovery', function () {
     expect(r1?.error).to.deep.equal({ code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE, blockId: null });
     expect(r1?.endedAt).to.equal(at.toISOString());
     expect(r1?.durationMs).to.equal(5000);
+    // the block that was running when the process stopped ended with it
+    const f = r1?.logs.find((l) => l.blockId === 'f');
+    expect([f?.status, f?.endedAt, f?.durationMs]).to.deep.equal(['cancelled', at.toISOString(), 4899]);
     // SPEC §5: subscribers hear that it failed, as from the engine
     await new Promise((r) => setTimeout(r, 20));
     sub.unsubscribe();
@@ -137,7 +140,8 @@ describe('server: restart recovery', function () {
       expect(c1?.status).to.equal('completed');
       expect(c1?.output).to.deep.equal({ result: 0.25, stdout: '' });
       expect(c1?.startedAt).to.equal('2026-01-01T00:00:00.000Z');
-      expect(c1?.logs.map((l) => [l.blockId, l.status, l.order])).to.deep.equal([['start', 'completed', 0], ['a', 'completed', 1], ['b', 'completed', 3]]);
+      // B's log from before the crash said running: dropped, B started over and took its place again
+      expect(c1?.logs.map((l) => [l.blockId, l.status, l.order])).to.deep.equal([['start', 'completed', 0], ['a', 'completed', 1], ['b', 'completed', 2]]);
       expect(c1?.logs[1]?.startedAt).to.equal('2026-01-01T00:00:00.101Z');
       const seqs = (await repo.listEvents('c1')).map((e) => [e.seq, e.event]);
       expect(seqs.slice(5)).to.deep.equal([[6, 'block.started'], [7, 'block.completed'], [8, 'done']]);

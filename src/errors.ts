@@ -39,6 +39,7 @@ export type ErrorCode =
   | 'BUS_TIMEOUT'
   | 'NO_RESPONDERS'
   | 'BUS_CLOSED'
+  | 'BUS_UNAVAILABLE'
   | 'INVALID_SUBJECT'
   | 'STORE_ERROR'
   | 'INTERNAL'

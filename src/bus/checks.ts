@@ -40,6 +40,13 @@ export function assertTimeout(timeoutMs: number): void {
   }
 }
 
+export function unavailableError(): TroupeError {
+  return new TroupeError('BUS_UNAVAILABLE', 'the bus has lost its server and is reconnecting; retry later', {
+    retryable: true,
+    details: { retryAfterSec: 1 },
+  });
+}
+
 export function closedError(): TroupeError {
   return new TroupeError('BUS_CLOSED', 'the bus is closed');
 }

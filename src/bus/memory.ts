@@ -129,6 +129,11 @@ export class MemoryBus implements Bus {
     await this.flush();
   }
 
+  /** in one process nothing stands between publisher and subscriber: connected until closed */
+  get connected(): boolean {
+    return !this.closed;
+  }
+
   flush(): Promise<void> {
     if (this.receivers.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.flushWaiters.push(resolve));

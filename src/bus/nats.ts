@@ -16,6 +16,7 @@ import {
   assertTimeout,
   closedError,
   defaultErrorHook,
+  unavailableError,
   noRespondersError,
   timeoutError,
 } from './checks.js';
@@ -55,14 +56,23 @@ export class NatsBus implements Bus {
   /** the streams made (true) or found missing from the server (false: no JetStream), once */
   private durable: Promise<boolean> | null = null;
 
+  /** whether the client has a server now (see Bus.connected); follows the client's status */
+  private linked = true;
+
   private constructor(private readonly nc: NatsConnection, private readonly opts: NatsBusOptions) {
     this.onError = opts.onError ?? defaultErrorHook;
+    void this.followStatus();
   }
 
   static async connect(url: string, opts: NatsBusOptions = {}): Promise<NatsBus> {
     try {
-      // noAsyncTraces: no Error object (stack capture) per request; we map errors ourselves
-      const nc = await connect({ servers: url, noAsyncTraces: true, ...(opts.name === undefined ? {} : { name: opts.name }) });
+      // noAsyncTraces: no Error object (stack capture) per request; we map errors ourselves.
+      // A service keeps trying to reconnect, however long NATS is away (the client's default
+      // gives up after ten tries, about 20 s, and the bus would be closed for good).
+      const nc = await connect({
+        servers: url, noAsyncTraces: true, maxReconnectAttempts: -1, reconnectTimeWait: 1000,
+        ...(opts.name === undefined ? {} : { name: opts.name }),
+      });
       return new NatsBus(nc, opts);
     } catch (err) {
       throw new TroupeError('CONNECTION_FAILED', `cannot connect to NATS at ${url}: ${(err as Error).message}`, {
@@ -72,8 +82,26 @@ export class NatsBus implements Bus {
     }
   }
 
+  get connected(): boolean {
+    return this.linked && !this.closed && !this.nc.isClosed();
+  }
+
+  /** The client's disconnects and reconnects, until it closes. */
+  private async followStatus(): Promise<void> {
+    try {
+      for await (const s of this.nc.status()) {
+        if (s.type === 'disconnect' || s.type === 'reconnecting') this.linked = false;
+        else if (s.type === 'reconnect') this.linked = true;
+      }
+    } catch {
+      // the status feed ends with the connection
+    }
+  }
+
   publish(subject: string, data: unknown, opts?: PublishOptions): void {
     if (this.closed) throw closedError();
+    // the client would accept it and drop it when it reconnects: refuse it while it can be seen
+    if (!this.linked) throw unavailableError();
     assertSubject(subject);
     if (opts?.reply !== undefined) assertSubject(opts.reply);
     assertHeaders(opts?.headers);

@@ -52,7 +52,7 @@ export interface SubscribeOptions {
 }
 
 export interface Bus {
-  /** fire-and-forget; throws INVALID_SUBJECT or BUS_CLOSED */
+  /** fire-and-forget; throws INVALID_SUBJECT, BUS_UNAVAILABLE (see `connected`) or BUS_CLOSED */
   publish(subject: string, data: unknown, opts?: PublishOptions): void;
   subscribe<T = unknown>(subject: string, handler: (msg: BusMsg<T>) => void, opts?: SubscribeOptions): Subscription;
   /** rejects with TroupeError BUS_TIMEOUT, NO_RESPONDERS (at once when nobody listens), BUS_CLOSED */
@@ -72,6 +72,12 @@ export interface Bus {
   flush(): Promise<void>;
   /** drains pending deliveries; afterwards publish/subscribe/request fail with BUS_CLOSED */
   close(): Promise<void>;
+  /**
+   * False while messages cannot reach the server (NATS reconnecting after a lost connection,
+   * or closed): a publish then throws BUS_UNAVAILABLE (BUS_CLOSED once closed) rather than be
+   * dropped, which the NATS client does silently. Memory: true until closed.
+   */
+  readonly connected: boolean;
   readonly kind: 'memory' | 'nats';
 }
 

@@ -10,6 +10,7 @@ import { redactionValues } from './run-block.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
+import { TroupeError } from '../errors.js';
 import { isoAt } from './iso.js';
 
 export type { ExecutionHandle } from './execution-run.js';
@@ -30,6 +31,9 @@ export class Engine implements RunOwner {
 
   /** `listener` is attached before the first event, so it sees every one of them. */
   async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
+    // its blocks talk over the bus: started while NATS is away, the run would hang until its time
+    // limit; refused (retryable), a stored trigger (webhook event, schedule fire) starts it later
+    if (!this.deps.bus.connected) throw notConnected();
     const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId();
     const found = this.loadSecrets(workflow);
     const secrets = found instanceof Map ? found : await found;
@@ -219,6 +223,13 @@ function runningRecord(id: string, req: StartRequest, secretValues: string[], st
     endedAt: null,
     durationMs: null,
   };
+}
+
+function notConnected(): TroupeError {
+  return new TroupeError('BUS_UNAVAILABLE', 'executions cannot start while the bus is reconnecting to its server; retry later', {
+    retryable: true,
+    details: { retryAfterSec: 1 },
+  });
 }
 
 function nothing(): void {

@@ -356,7 +356,9 @@ forEachBus('bus contract', (getBus, kind) => {
       const r = record(bus, 'c.x');
       await ready(bus);
       for (let i = 0; i < 10; i++) bus.publish('c.x', i);
+      expect(bus.connected).to.equal(true);
       await bus.close();
+      expect(bus.connected).to.equal(false);
       expect(r.msgs).to.have.length(10);
       await expectCode(() => bus.publish('c.x', 1), 'BUS_CLOSED');
       await expectCode(() => bus.subscribe('c.x', () => undefined), 'BUS_CLOSED');

@@ -88,11 +88,14 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-/** `jetstream: false` starts a server without JetStream (what a plain NATS deployment is). */
-export async function startNatsServer(opts: { jetstream?: boolean } = {}): Promise<NatsServerHandle> {
+/**
+ * `jetstream: false` starts a server without JetStream (what a plain NATS deployment is); `port`
+ * starts it on that port (a server come back after an outage, for the clients that knew it).
+ */
+export async function startNatsServer(opts: { jetstream?: boolean; port?: number } = {}): Promise<NatsServerHandle> {
   const bin = findNatsServer();
   if (bin === undefined) throw new Error(MISSING);
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const storeDir = mkdtempSync(join(tmpdir(), 'troupe-nats-'));
   const args = ['-a', '127.0.0.1', '-p', String(port), ...(opts.jetstream === false ? [] : ['-js', '-sd', storeDir])];
   const child = spawn(bin, args, {

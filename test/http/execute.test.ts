@@ -82,6 +82,15 @@ describe('http: execute', () => {
     });
   });
 
+  it('answers 503 BUS_UNAVAILABLE with Retry-After while the bus is reconnecting, and runs again after', async () => {
+    const { key } = await deployed(h, sleepWorkflow('busy-bus'));
+    Object.defineProperty(h.bus, 'connected', { configurable: true, get: () => false });
+    const res = await exec(h, 'busy-bus').set('X-API-Key', key).send({});
+    expect([res.status, res.body.error.code, res.headers['retry-after']]).to.deep.equal([503, 'BUS_UNAVAILABLE', '1']);
+    Reflect.deleteProperty(h.bus, 'connected');
+    expect((await exec(h, 'busy-bus').set('X-API-Key', key).send({})).status).to.equal(200);
+  });
+
   it('answers 504 with the failure shape when the time limit is exceeded', async () => {
     const slow = makeHarness({ executionTimeoutMs: 150 });
     try {

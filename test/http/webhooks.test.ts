@@ -237,6 +237,20 @@ describe('http: webhooks', () => {
     expect(seen, 'announced once it went through').to.have.length(1);
   });
 
+  it('an event accepted while the bus is reconnecting starts once it is back (not a run left hanging)', async () => {
+    await deploy(h, hookWorkflow('outage', { path: 'outage' }));
+    Object.defineProperty(h.bus, 'connected', { configurable: true, get: () => false });
+    const body = '{"x":2}';
+    const res = await post(h, 'outage', body, signed('generic', body)).expect(202);
+    const executionId = res.headers['x-execution-id'] as string;
+    expect((await h.http.get(`/api/executions/${executionId}`).set(auth)).status, 'not started yet').to.equal(404);
+    expect((await h.store.webhooks.get(res.body.eventId as string))?.status).to.equal('pending');
+    expect(await h.services.webhooks.sweep(0), 'still away: nothing starts').to.equal(0);
+    Reflect.deleteProperty(h.bus, 'connected');
+    for (let i = 0; i < 100 && (await h.services.webhooks.sweep(0)) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await ended(h, executionId)).status).to.equal('completed');
+  });
+
   it('bad input: 422 against inputFormat, 400 for JSON that does not parse, 500 MISSING_SECRET', async () => {
     const strict = hookWorkflow('i', { path: 'strict' });
     (strict['blocks'] as { config: Record<string, unknown> }[])[0]!.config = { inputFormat: [{ name: 'body', type: 'object', required: true }] };

@@ -27,6 +27,8 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   NOT_IMPLEMENTED: 501,
   OVERLOADED: 503,
   NOT_READY: 503,
+  // NATS is away: nothing was accepted, and it is back in a moment
+  BUS_UNAVAILABLE: 503,
 };
 
 /** generic codes for errors raised by koa itself (http-errors with `expose`) */
@@ -104,6 +106,6 @@ function logFailure(logger: Logger, state: AppState, answer: Answer, err: unknow
   if (answer.status < 500) return;
   const where = { requestId: state.requestId, route: state.route };
   const code = answer.body.error.code;
-  if (code === 'OVERLOADED' || code === 'NOT_READY') logger.warn({ ...where, code }, 'request refused');
+  if (code === 'OVERLOADED' || code === 'NOT_READY' || code === 'BUS_UNAVAILABLE') logger.warn({ ...where, code }, 'request refused');
   else logger.error({ ...where, err }, 'request failed');
 }

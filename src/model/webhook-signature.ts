@@ -60,7 +60,8 @@ function parseSeconds(raw: string): number | null {
 
 function withinTolerance(seconds: number, nowMs: number): boolean {
   // callers negate this test, so a NaN clock (every comparison false) fails closed instead of passing
-  return Math.abs(nowMs / 1000 - seconds) <= TOLERANCE_SECONDS;
+  // whole seconds, as the providers' own libraries count: a timestamp exactly 300 s old passes
+  return Math.abs(Math.floor(nowMs / 1000) - seconds) <= TOLERANCE_SECONDS;
 }
 
 const STALE = 'timestamp outside the 5-minute tolerance';
@@ -159,20 +160,30 @@ export function starterHeaders(provider: WebhookProvider, headers: Record<string
 }
 
 function stripeEventId(body: unknown): string | undefined {
+  return stringField(body, 'id');
+}
+
+/** Slack's Events API sends a retry (`X-Slack-Retry-Num`) with the same `event_id` */
+function slackEventId(body: unknown): string | undefined {
+  return stringField(body, 'event_id');
+}
+
+function stringField(body: unknown, name: string): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const id: unknown = (body as Record<string, unknown>).id;
-  return typeof id === 'string' && id.trim() !== '' ? id.trim() : undefined;
+  const value: unknown = (body as Record<string, unknown>)[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
 /**
  * The delivery id used for de-duplication, or null: the provider's own id first (GitHub's
- * X-GitHub-Delivery, the Stripe event's `id` in the parsed body), then Idempotency-Key, then
- * X-Delivery-Id.
+ * X-GitHub-Delivery, the Stripe event's `id` or the Slack event's `event_id` in the parsed body),
+ * then Idempotency-Key, then X-Delivery-Id.
  */
 export function deliveryIdOf(provider: WebhookProvider, headers: Record<string, string | undefined>, body: unknown): string | null {
   const own =
     provider === 'github' ? headerOf(headers, 'x-github-delivery')
     : provider === 'stripe' ? stripeEventId(body)
+    : provider === 'slack' ? slackEventId(body)
     : undefined;
   return own ?? headerOf(headers, 'idempotency-key') ?? headerOf(headers, 'x-delivery-id') ?? null;
 }

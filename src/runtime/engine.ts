@@ -3,7 +3,7 @@ import { executionMachine, type ExecutionActorInput, type ExecutionSink } from '
 import { ExecutionRun, RECORDED, type ExecutionHandle, type RunOwner } from './execution-run.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
-import { findSecretNames, redactSecrets } from '../model/references.js';
+import { redactSecrets } from '../model/references.js';
 import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
 import { redactionValues } from './run-block.js';
@@ -12,6 +12,7 @@ import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, Start
 import { newExecutionId } from './ids.js';
 import { TroupeError } from '../errors.js';
 import { isoAt } from './iso.js';
+import { secretNamesOf } from './secrets.js';
 
 export type { ExecutionHandle } from './execution-run.js';
 
@@ -192,20 +193,6 @@ export class Engine implements RunOwner {
   reportError(err: unknown): void {
     this.onError(err);
   }
-}
-
-const secretNames = new WeakMap<CompiledWorkflow, string[]>();
-
-/** The `{{NAME}}`s a compiled workflow uses, found once per compiled workflow, not per execution. */
-function secretNamesOf(workflow: CompiledWorkflow): string[] {
-  let names = secretNames.get(workflow);
-  if (names === undefined) {
-    const found = new Set<string>(workflow.triggerSecretNames ?? []);
-    for (const block of workflow.blocks.values()) for (const n of findSecretNames(block.config)) found.add(n);
-    names = [...found];
-    secretNames.set(workflow, names);
-  }
-  return names;
 }
 
 /** The record of an execution that has just started, with its secrets redacted. */

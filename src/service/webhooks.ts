@@ -13,6 +13,9 @@ import type { WebhookTrigger } from '../model/types.js';
 import { deliveryIdOf, starterHeaders, verifySignature, type WebhookProvider } from '../model/webhook-signature.js';
 import type { ExecutionHandle } from '../runtime/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
+import { redactionValues } from '../runtime/run-block.js';
+import { secretValuesOf } from '../runtime/secrets.js';
+import { redactSecrets } from '../model/references.js';
 import type { SecretSource } from '../runtime/types.js';
 import type { Store, WebhookEvent } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
@@ -91,7 +94,7 @@ export class WebhookService {
     // from here the event is stored: whatever happens next, the answer is not an error
     this.starting.add(ev.id);
     try {
-      await this.announce(ev);
+      await this.announce(ev, loaded);
       const handle = this.deps.executions.hasCapacity() ? await this.startEvent(ev, loaded) : null;
       if (sync && handle !== null) return { mode: 'sync', eventId: ev.id, handle };
     } catch (err) {
@@ -201,12 +204,13 @@ export class WebhookService {
    * sweep publishes what was not (a bus outage, a crash before it), so every accepted event is
    * announced at least once, and JetStream keeps one copy per event id.
    */
-  private async announce(ev: WebhookEvent): Promise<boolean> {
+  private async announce(ev: WebhookEvent, loaded?: LoadedWorkflow): Promise<boolean> {
     const target = this.deps.bus;
     if (target === undefined) return false;
     try {
-      const { id: eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, payload } = ev;
-      const message = { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: payload };
+      const { id: eventId, workflowId, triggerId, executionId, deliveryId, receivedAt } = ev;
+      // kept by JetStream for a day and read by anyone on the bus: secrets redacted as in records
+      const message = { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: await this.redacted(ev, loaded) };
       // kept on the bus (a JetStream stream over NATS), once per event id however often it is
       // announced; a bus that is reconnecting must not hold the answer: the store has it already
       await withTimeout(target.bus.publishDurable(webhookEvents(target.prefix, workflowId, triggerId), message, { msgId: eventId }), ANNOUNCE_TIMEOUT_MS);
@@ -217,6 +221,14 @@ export class WebhookService {
       this.deps.logger.warn({ err, eventId: ev.id }, 'webhook event could not be announced on the bus yet');
       return false;
     }
+  }
+
+  /** The event's input with the values of the secrets its workflow uses (its signing secret too) as `***`. */
+  private async redacted(ev: WebhookEvent, loaded?: LoadedWorkflow): Promise<unknown> {
+    const workflow = loaded ?? (await this.loadVersion(ev));
+    if (workflow === null) return ev.payload;
+    const values = redactionValues(await secretValuesOf(workflow.compiled, this.deps.secrets));
+    return values.length === 0 ? ev.payload : redactSecrets(ev.payload, values);
   }
 
   private async announceLeftovers(now: number, graceMs: number): Promise<void> {

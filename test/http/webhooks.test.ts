@@ -73,13 +73,20 @@ describe('http: webhooks', () => {
     expect((rec.output as { data: unknown }).data).to.deep.equal({ got: { order: 42 }, method: 'POST' });
   });
 
-  it('the signing secret is redacted in what is recorded, like any secret', async () => {
+  it('the signing secret is redacted in what is recorded and announced on the bus, like any secret', async () => {
     await deploy(h, hookWorkflow('red', { path: 'red' }));
+    const announced: unknown[] = [];
+    h.bus.subscribe('troupe.webhooks.red.hook', (m) => announced.push(m.data));
     const body = JSON.stringify({ echo: SECRET });
-    const res = await post(h, 'red', body, signed('generic', body)).expect(202);
+    const res = await post(h, 'red', body, { ...signed('generic', body), 'X-Echo': SECRET }).expect(202);
     const rec = await ended(h, res.headers['x-execution-id'] as string);
     expect(JSON.stringify(rec)).to.not.include(SECRET);
     expect((rec.input as { body: unknown }).body).to.deep.equal({ echo: '***' });
+    expect(announced).to.have.length(1);
+    expect(JSON.stringify(announced)).to.not.include(SECRET);
+    expect(announced[0]).to.deep.include({ eventId: res.body.eventId });
+    expect((announced[0] as { input: { body: unknown; headers: Record<string, string> } }).input.body).to.deep.equal({ echo: '***' });
+    expect((announced[0] as { input: { headers: Record<string, string> } }).input.headers['x-echo']).to.equal('***');
   });
 
   it('a signed body nested past 100 levels gets 400 INVALID_JSON (the sender would retry a 5xx forever)', async () => {

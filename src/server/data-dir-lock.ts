@@ -8,7 +8,7 @@
  * (a pid file would need guessing whether its pid still means the same process). `troupe
  * deploy`, `troupe run` and the store's own connections never touch this file.
  */
-import { mkdirSync } from 'node:fs';
+import { ensureDataDir } from '../store/open.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { TroupeError } from '../errors.js';
@@ -21,7 +21,7 @@ export interface DataDirLock {
 }
 
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir);
   const path = join(dataDir, LOCK_FILE);
   const db = new Database(path, { timeout: 0 });
   try {

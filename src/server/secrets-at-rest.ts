@@ -3,7 +3,8 @@
  * set, otherwise generated once into the data dir (mode 0600) and read back on later starts.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { ensureDataDir } from '../store/open.js';
 import { join } from 'node:path';
 import type { Config } from '../../config/load.js';
 import { TroupeError } from '../errors.js';
@@ -78,11 +79,7 @@ export function readSecretFile(path: string, envName: string): string | undefine
 }
 
 function ensurePrivateDir(dir: string): void {
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new TroupeError('INVALID_CONFIG', `cannot create TROUPE_DATA_DIR ${dir}: ${(err as Error).message}`, { cause: err });
-  }
+  ensureDataDir(dir);
 }
 
 // a copied or hand-written file may be world-readable; the token grants full admin access

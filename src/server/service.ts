@@ -73,6 +73,8 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       secretKey: secrets.secretKey.value,
       ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl, config.smtpFrom) }),
     });
+    // a changed TROUPE_SECRET_KEY stops the start here, naming itself
+    await services.secrets.checkKey();
     // before listening; through the execution service, so resumed runs are followed, cancelled and counted like any
     const launch: Launch = async (compiled, req) => {
       const handle = await services.executions.launch(compiled, req);

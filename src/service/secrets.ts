@@ -10,6 +10,9 @@ import type { Store } from '../store/types.js';
 /** the `{{NAME}}` syntax of SPEC §1.2 */
 export const SECRET_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+/** how many stored secrets the start-up key check tries */
+const KEY_CHECK_SAMPLE = 5;
+
 export interface SecretView {
   name: string;
   updatedAt: string;
@@ -47,6 +50,28 @@ export class SecretService {
         return blob === null ? undefined : decryptSecret(this.derived(), blob, name);
       },
     };
+  }
+
+  /**
+   * INVALID_CONFIG when TROUPE_SECRET_KEY is not the key the stored secrets were written with:
+   * checked at start, so a changed key stops the service with the reason rather than failing
+   * every run that reads a secret with a 503. A few secrets are tried: one that decrypts proves
+   * the key (another that does not is a corrupted value, reported when it is used).
+   */
+  async checkKey(): Promise<void> {
+    const names = (await this.store.secrets.list()).slice(0, KEY_CHECK_SAMPLE).map((s) => s.name);
+    if (names.length === 0) return;
+    const source = this.source();
+    for (const name of names) {
+      try {
+        await source.get(name);
+        return;
+      } catch {
+        // the next one may decrypt
+      }
+    }
+    throw new TroupeError('INVALID_CONFIG', 'TROUPE_SECRET_KEY does not decrypt the stored secrets: it is not the key they were stored with '
+      + '(start with that key, or delete the secrets and set them again)');
   }
 
   // scrypt is slow on purpose: derive once, and only when a secret is actually used

@@ -9,6 +9,9 @@ import { openRuntime, type Runtime } from '../../src/main.js';
 import type { WorkflowDef } from '../../src/model/types.js';
 import { INTERRUPTED_MESSAGE, recoverExecutions } from '../../src/server/recovery.js';
 import { loadServiceSecrets } from '../../src/server/secrets-at-rest.js';
+import { SecretService } from '../../src/service/secrets.js';
+import { ensureDataDir } from '../../src/store/open.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { BlockLog, ExecutionRecord } from '../../src/store/types.js';
 
 const silent = pino({ level: 'silent' });
@@ -346,6 +349,30 @@ describe('server: admin token and secret key at rest', () => {
     const second = loadServiceSecrets(loadConfig({ TROUPE_DATA_DIR: data }));
     expect(second.adminToken).to.deep.equal({ ...first.adminToken, origin: 'file' });
     expect(second.secretKey.value).to.equal(first.secretKey.value);
+  });
+
+  it('refuses a data dir that cannot be one, naming TROUPE_DATA_DIR, and makes missing levels 0700', () => {
+    writeFileSync(join(dir, 'file'), 'x');
+    for (const bad of [join(dir, 'file'), join(dir, 'file', 'below'), '/proc/troupe-nope', '/sys/troupe-nope']) {
+      expect(() => ensureDataDir(bad), bad).to.throw(/^TROUPE_DATA_DIR .* cannot be used: /).with.property('code', 'INVALID_CONFIG');
+    }
+    ensureDataDir(join(dir, 'a', 'b', 'c'));
+    for (const level of ['a', 'a/b', 'a/b/c']) expect(statSync(join(dir, level)).mode & 0o777, level).to.equal(0o700);
+    ensureDataDir(join(dir, 'a', 'b', 'c'));
+  });
+
+  it('stops the start when TROUPE_SECRET_KEY is not the key the stored secrets were written with', async () => {
+    const store = openSqliteStore(':memory:');
+    try {
+      await new SecretService(store, 'the-first-key-000000').checkKey(); // nothing stored: nothing to check
+      await new SecretService(store, 'the-first-key-000000').put('TOKEN', 'value-1');
+      await new SecretService(store, 'the-first-key-000000').checkKey();
+      const wrong = await new SecretService(store, 'another-key-11111111').checkKey().then(() => null, (err: unknown) => err);
+      expect(wrong).to.have.property('code', 'INVALID_CONFIG');
+      expect((wrong as Error).message).to.match(/TROUPE_SECRET_KEY does not decrypt the stored secrets/);
+    } finally {
+      await store.close();
+    }
   });
 
   it('prefers the environment and refuses a too-short file', () => {

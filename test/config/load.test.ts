@@ -13,6 +13,9 @@ describe('config: loadConfig', () => {
     const c = loadConfig({ TROUPE_SMTP_URL: 'smtp://mail.example.com:587', TROUPE_SMTP_FROM: 'Help <help@example.com>', TROUPE_TRUST_PROXY: '1', TROUPE_CHAT_HOST: 'chat.example.com' });
     expect(c).to.deep.include({ smtpUrl: 'smtp://mail.example.com:587', smtpFrom: 'Help <help@example.com>', trustProxy: 1, chatHost: 'chat.example.com' });
     expect(loadConfig({ TROUPE_CHAT_HOST: 'Chat.Example.Test' }).chatHost).to.equal('chat.example.test');
+    // no client could send it: every admin request would get 401
+    expect(() => loadConfig({ TROUPE_ADMIN_TOKEN: 'admintoken123456789012345 ' })).to.throw(/TROUPE_ADMIN_TOKEN: must not contain spaces/);
+    expect(() => loadConfig({ TROUPE_ADMIN_TOKEN: ' '.repeat(21) })).to.throw(/TROUPE_ADMIN_TOKEN/);
   });
 
   it('reads the model providers\' own variables as agent defaults', () => {

@@ -1,6 +1,6 @@
 /**
  * One chat message (SPEC §4.4): checks, the run on the deployed version with
- * `{ message, conversationId, history }` and `<start.conversationId>`, and the answer kept in the
+ * `{ message, conversationId, turn, history }` and `<start.conversationId>`, and the answer kept in the
  * conversation. The answer is stored when the run ends, whether or not the visitor is still
  * listening, so a closed tab loses nothing.
  */
@@ -64,7 +64,9 @@ export class ChatMessages {
     }
     const conversationId = earlier?.id ?? randomUUID();
     const history = (earlier?.messages ?? []).slice(-HISTORY_WINDOW).map((m) => ({ role: m.role, content: m.content }));
-    const input = { message: body.message, conversationId, history };
+    // which user message of the conversation this is: `history` is a window and cannot tell
+    const turn = (earlier?.messages ?? []).filter((m) => m.role === 'user').length + 1;
+    const input = { message: body.message, conversationId, turn, history };
     this.deps.executions.validateInput(loaded, input);
     this.deps.executions.ensureCapacity();
     const conversation = earlier ?? (await this.create(chat, visitor, conversationId));

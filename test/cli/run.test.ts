@@ -30,6 +30,7 @@ describe('troupe CLI: run and validate', function () {
       ['examples/branching.json', '{"customer":"ada","amount":250}', { status: 200, headers: {}, data: { queue: 'priority', customer: 'ada', amount: 250 } }],
       ['examples/parallel-join.json', '{"numbers":[1,2,3]}', { result: { count: 3, sum: 6, mean: 2, min: 1, max: 3 }, stdout: '' }],
       ['examples/error-path.json', '{"payload":"{}"}', { status: 422, headers: {}, data: { error: 'total must be a number', total: 0 } }],
+      ['examples/chat-echo.json', '{"message":"hi","turn":21,"history":[]}', { result: { content: 'Turn 21: you said "hi" (0 earlier messages in view)' }, stdout: '' }],
     ];
     for (const [file, input, output] of runs) {
       const r = troupe(['run', file, '--input', input, '--json'], dir);

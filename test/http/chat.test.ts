@@ -128,6 +128,9 @@ describe('http: chat deployments', () => {
     expect(first[0]).to.deep.equal({ event: 'chunk', data: { text: `You said: hello (turn 1, ${conversationId})` } });
     const second = parseSse((await send('echo', { message: 'again', conversationId }).expect(200)).body as string);
     expect(second[0]!.data.text).to.equal(`You said: again (turn 2, ${conversationId})`);
+    // the input counts the turn itself: history is only a window of the conversation
+    const rec = await h.http.get(`/api/executions/${second.at(-1)!.data.executionId as string}`).set(auth).expect(200);
+    expect(rec.body.input).to.deep.include({ message: 'again', conversationId, turn: 2 });
     await send('echo', { message: 'x', conversationId: 'not-a-conversation' }).expect(404);
   });
 

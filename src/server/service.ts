@@ -176,6 +176,7 @@ async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, g
   logger.info('stopped');
 }
 
+/** Unref'd: it only bounds a race, and once the race is decided it must not hold the process for its remaining time. */
 function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

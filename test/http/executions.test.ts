@@ -77,6 +77,9 @@ describe('http: execution events (SSE)', () => {
     expect(resumed.events.map((e) => e.id)).to.deep.equal([4, 5]);
     const after = await readSse(h.http.get(`/api/executions/${res.body.executionId as string}/events?after=4`).set(auth));
     expect(after.events.map((e) => e.event)).to.deep.equal(['done']);
+    // an EventSource that started with ?after= reconnects with the same URL and its Last-Event-ID: the later one wins
+    const reconnect = await readSse(h.http.get(`/api/executions/${res.body.executionId as string}/events?after=1`).set(auth).set('Last-Event-ID', '3'));
+    expect(reconnect.events.map((e) => e.id)).to.deep.equal([4, 5]);
   });
 
   it('replays then follows a running execution live until done', async () => {

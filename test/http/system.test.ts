@@ -38,6 +38,7 @@ describe('http: service routes', () => {
     expect(busDown.status).to.equal(503);
     expect(busDown.body.error).to.deep.include({ code: 'NOT_READY' });
     expect(busDown.body.error.details.checks).to.deep.equal({ store: 'ok', bus: 'error' });
+    expect(busDown.headers['retry-after']).to.equal('1');
     await h.store.close();
     const bothDown = await h.http.get('/readyz').expect(503);
     expect(bothDown.body.error.details.checks).to.deep.equal({ store: 'error', bus: 'error' });

@@ -26,10 +26,15 @@ async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): P
   return rec;
 }
 
+/**
+ * Where to resume: the later of `?after=` and `Last-Event-ID`. A browser's EventSource keeps its
+ * URL (with the `after` it started from) and sends the header when it reconnects, so the header
+ * must not lose to the query, or events the client has would come again.
+ */
 function lastEventId(ctx: Ctx): number {
   const q = parseQuery(ctx, eventsQuery);
   const header = Number(ctx.get('Last-Event-ID'));
-  return q.after ?? (Number.isInteger(header) && header > 0 ? header : 0);
+  return Math.max(q.after ?? 0, Number.isInteger(header) && header > 0 ? header : 0);
 }
 
 const auth401 = errorResponse('no admin token or API key, or an unknown or revoked key (UNAUTHORIZED)');

@@ -82,10 +82,10 @@ export function systemRoutes(d: SystemDeps): RouteSpec[] {
     {
       method: 'get', path: '/readyz', operationId: 'ready', tag: 'service', auth: 'none',
       summary: 'The store and the bus answer (within a time limit)',
-      responses: { 200: { description: 'ready', schema: readySchema }, 503: errorResponse('not ready (NOT_READY, details.checks)') },
+      responses: { 200: { description: 'ready', schema: readySchema }, 503: errorResponse('not ready (NOT_READY, details.checks)', ['Retry-After']) },
       handler: async (ctx) => {
         const checks = await readiness(d);
-        if (Object.values(checks).some((v) => v !== 'ok')) throw new TroupeError('NOT_READY', 'a dependency is not reachable', { details: { checks } });
+        if (Object.values(checks).some((v) => v !== 'ok')) throw new TroupeError('NOT_READY', 'a dependency is not reachable', { details: { checks, retryAfterSec: 1 } });
         ctx.body = { status: 'ready', checks };
       },
     },

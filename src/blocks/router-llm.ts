@@ -50,14 +50,20 @@ function systemText(config: RouterLlmConfig): string {
 
 function readChoice(content: string, ids: readonly string[]): { route: string; reasoning: string } | null {
   const text = content.trim();
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(unfenced(text)) as { route?: unknown; reasoning?: unknown };
-    if (typeof parsed.route === 'string' && ids.includes(parsed.route)) {
-      return { route: parsed.route, reasoning: typeof parsed.reasoning === 'string' ? parsed.reasoning : '' };
-    }
-    return null;
+    parsed = JSON.parse(unfenced(text));
   } catch {
     // not JSON: read the words
+  }
+  // an object is the structured answer and must name a route; anything else JSON can parse
+  // (`2`, `"billing"`) is an answer in words like any other
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const choice = parsed as { route?: unknown; reasoning?: unknown };
+    if (typeof choice.route === 'string' && ids.includes(choice.route)) {
+      return { route: choice.route, reasoning: typeof choice.reasoning === 'string' ? choice.reasoning : '' };
+    }
+    return null;
   }
   if (ids.includes(text)) return { route: text, reasoning: '' };
   const named = ids.filter((id) => new RegExp(`(^|[^A-Za-z0-9_-])${escape(id)}($|[^A-Za-z0-9_-])`).test(text));

@@ -142,6 +142,13 @@ describe('agent, memory and llm router blocks in workflows', function () {
       expect(llm.requests[0]!.body['system']).to.contain('billing: money questions');
     });
 
+    it('reads an answer in words that JSON also parses (a quoted id) as words', async () => {
+      llm.script({ text: '"billing"' });
+      const { result, events } = await runWorkflow(rt.engine, doc(), { text: 'my invoice' });
+      expect(result.status).to.equal('completed');
+      expect(statusesByName(events)).to.include({ route: 'completed', pay: 'completed', fix: 'skipped' });
+    });
+
     it('fails with NO_ROUTE when the answer names no route', async () => {
       llm.script({ toolCalls: [{ name: 'route_choice', arguments: { route: 'sales', reasoning: '?' } }] });
       const { result } = await runWorkflow(rt.engine, doc(), { text: 'hello' });

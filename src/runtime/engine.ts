@@ -20,7 +20,8 @@ export type { ExecutionHandle } from './execution-run.js';
 export class Engine implements RunOwner {
   private readonly running = new Map<string, ActorRefFrom<typeof executionMachine>>();
   private readonly persister: BoundaryPersister | undefined;
-  private processSecrets: Map<string, string> | undefined;
+  /** the run secrets shared by workflows that name none, for one snapshot of the stored values */
+  private processSecrets: { stored: ReadonlyMap<string, string>; map: Map<string, string> } | undefined;
 
   constructor(private readonly deps: RuntimeDeps, private readonly onError: (err: unknown) => void = () => undefined) {
     this.persister = deps.executions ? new BoundaryPersister(deps.executions, onError) : undefined;
@@ -151,24 +152,35 @@ export class Engine implements RunOwner {
   }
 
   /**
-   * The run's secrets: only those its workflow names, read from the store, plus the process's
-   * own model keys. A workflow that names none shares one map (built once) and waits for nothing.
+   * The run's secrets: those its workflow names (read from the store, then the environment), the
+   * values of every stored secret (to redact, SPEC §3: every occurrence of a secret's value), and
+   * the process's own model keys. A workflow that names none shares one map per snapshot of the
+   * stored values and, when that snapshot is at hand, waits for nothing.
    */
   private loadSecrets(workflow: CompiledWorkflow): Map<string, string> | Promise<Map<string, string>> {
     const names = secretNamesOf(workflow);
-    if (names.length === 0) return (this.processSecrets ??= this.baseSecrets());
-    return this.readSecrets(names);
+    const stored = this.deps.secrets.values?.() ?? NO_VALUES;
+    if (names.length === 0 && !(stored instanceof Promise)) return this.sharedSecrets(stored);
+    return this.readSecrets(names, stored);
   }
 
-  private baseSecrets(): Map<string, string> {
+  private sharedSecrets(stored: ReadonlyMap<string, string>): Map<string, string> {
+    if (this.processSecrets?.stored !== stored) this.processSecrets = { stored, map: this.baseSecrets(stored) };
+    return this.processSecrets.map;
+  }
+
+  private baseSecrets(stored: ReadonlyMap<string, string>): Map<string, string> {
     const found = new Map<string, string>();
     // under names no `{{NAME}}` can spell (a ':'), so they are redacted and never readable
     this.deps.redact?.forEach((value, i) => found.set(`process:${i}`, value));
+    // a stored secret this run does not name is redacted too, unless so short that it would
+    // blank unrelated text (a secret `1`); one the run names is redacted whatever its length
+    for (const [name, value] of stored) if (value.length >= MIN_UNNAMED_SECRET) found.set(`stored:${name}`, value);
     return found;
   }
 
-  private async readSecrets(names: readonly string[]): Promise<Map<string, string>> {
-    const found = this.baseSecrets();
+  private async readSecrets(names: readonly string[], stored: ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>>): Promise<Map<string, string>> {
+    const found = this.baseSecrets(await stored);
     await Promise.all(
       names.map(async (name) => {
         const value = await this.deps.secrets.get(name);
@@ -211,6 +223,10 @@ function runningRecord(id: string, req: StartRequest, secretValues: string[], st
     durationMs: null,
   };
 }
+
+const NO_VALUES: ReadonlyMap<string, string> = new Map();
+/** the shortest value of a stored secret a run does not name that is still redacted */
+const MIN_UNNAMED_SECRET = 4;
 
 function notConnected(): TroupeError {
   return new TroupeError('BUS_UNAVAILABLE', 'executions cannot start while the bus is reconnecting to its server; retry later', {

@@ -8,9 +8,14 @@ export function envSecrets(env: NodeJS.ProcessEnv = process.env): SecretSource {
   return { get: async (name) => env[SECRET_ENV_PREFIX + name] };
 }
 
-/** First source that knows the name wins: the secrets API, then the environment. */
+/**
+ * First source that knows the name wins: the secrets API, then the environment. Its `values`
+ * are those of the sources that list theirs (the secrets API; the environment's TROUPE_VAR_*
+ * may be plain settings, redacted only where a workflow names them).
+ */
 export function chainSecrets(...sources: SecretSource[]): SecretSource {
-  return {
+  const listing = sources.filter((s) => s.values !== undefined);
+  const chained: SecretSource = {
     async get(name) {
       for (const source of sources) {
         const value = await source.get(name);
@@ -19,6 +24,18 @@ export function chainSecrets(...sources: SecretSource[]): SecretSource {
       return undefined;
     },
   };
+  const only = listing[0];
+  if (listing.length === 1 && only !== undefined) chained.values = () => only.values?.() ?? NO_VALUES;
+  else if (listing.length > 1) chained.values = () => mergeValues(listing);
+  return chained;
+}
+
+const NO_VALUES: ReadonlyMap<string, string> = new Map();
+
+async function mergeValues(sources: readonly SecretSource[]): Promise<ReadonlyMap<string, string>> {
+  const merged = new Map<string, string>();
+  for (const source of [...sources].reverse()) for (const [k, v] of await (source.values?.() ?? new Map<string, string>())) merged.set(k, v);
+  return merged;
 }
 
 const secretNames = new WeakMap<CompiledWorkflow, string[]>();

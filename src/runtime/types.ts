@@ -7,6 +7,13 @@ import type { BlockLog, ExecutionRepo } from '../store/types.js';
 /** Where `{{NAME}}` values come from (secrets API first, then TROUPE_VAR_NAME). */
 export interface SecretSource {
   get(name: string): Promise<string | undefined>;
+  /**
+   * Every secret value the source holds, by name, so that a run redacts them all, not only those
+   * it uses (SPEC §3: every occurrence of a secret's value in anything recorded). A map when it is
+   * at hand (the engine then waits for nothing), a promise when it must be read. Absent: the
+   * source's values are redacted only where a workflow names them (the environment's).
+   */
+  values?(): ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>>;
 }
 
 export interface RuntimeDeps {

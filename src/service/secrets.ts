@@ -10,6 +10,16 @@ import type { Store } from '../store/types.js';
 /** the `{{NAME}}` syntax of SPEC §1.2 */
 export const SECRET_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+interface ValueSnapshot {
+  at: number;
+  values: ReadonlyMap<string, string>;
+}
+
+/** per secrets repo (one store), shared by the SecretService instances on it */
+const valueSnapshots = new WeakMap<object, ValueSnapshot | Promise<ValueSnapshot>>();
+/** how long the values are trusted without a change seen here (another instance may have made one) */
+const VALUES_TTL_MS = 5_000;
+
 /** how many stored secrets the start-up key check tries */
 const KEY_CHECK_SAMPLE = 5;
 
@@ -28,6 +38,7 @@ export class SecretService {
     checkName(name);
     const existed = (await this.store.secrets.get(name)) !== null;
     await this.store.secrets.put(name, encryptSecret(this.derived(), value, name));
+    this.changed();
     return { created: !existed };
   }
 
@@ -40,16 +51,62 @@ export class SecretService {
     if (!(await this.store.secrets.delete(name))) {
       throw new TroupeError('NOT_FOUND', `secret ${name} not found`, { details: { name } });
     }
+    this.changed();
   }
 
-  /** `{{NAME}}` values for the engine, decrypted on use. */
+  /** `{{NAME}}` values for the engine, decrypted on use; `values` for redaction (see `allValues`). */
   source(): SecretSource {
     return {
       get: async (name) => {
         const blob = await this.store.secrets.get(name);
         return blob === null ? undefined : decryptSecret(this.derived(), blob, name);
       },
+      values: () => this.allValues(),
     };
+  }
+
+  /**
+   * Every stored secret's value, decrypted, for redaction in every run. Kept per store (every
+   * SecretService on it shares it, the routes' and the engine's) and dropped by a put or a
+   * delete; read again after VALUES_TTL_MS all the same, for changes made by another instance on
+   * a shared store. A fresh one is returned as a map, so a run waits for nothing. A value that
+   * does not decrypt (corrupted) is left out: its blocks fail when they read it.
+   */
+  allValues(): ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>> {
+    const held = valueSnapshots.get(this.store.secrets);
+    if (held !== undefined && !(held instanceof Promise) && Date.now() - held.at < VALUES_TTL_MS) return held.values;
+    if (held instanceof Promise) return held.then((s) => s.values);
+    const loading = this.loadValues().then(
+      (snapshot) => {
+        if (valueSnapshots.get(this.store.secrets) === loading) valueSnapshots.set(this.store.secrets, snapshot);
+        return snapshot;
+      },
+      (err: unknown) => {
+        if (valueSnapshots.get(this.store.secrets) === loading) valueSnapshots.delete(this.store.secrets);
+        throw err;
+      },
+    );
+    valueSnapshots.set(this.store.secrets, loading);
+    return loading.then((s) => s.values);
+  }
+
+  private async loadValues(): Promise<ValueSnapshot> {
+    const at = Date.now();
+    const values = new Map<string, string>();
+    for (const { name } of await this.store.secrets.list()) {
+      const blob = await this.store.secrets.get(name);
+      if (blob === null) continue;
+      try {
+        values.set(name, decryptSecret(this.derived(), blob, name));
+      } catch {
+        // corrupted: nothing to redact with, and reading it fails where it is used
+      }
+    }
+    return { at, values };
+  }
+
+  private changed(): void {
+    valueSnapshots.delete(this.store.secrets);
   }
 
   /**

@@ -142,6 +142,25 @@ describe('http: secrets', () => {
     await h.http.delete('/api/secrets/OTHER').set(auth).expect(404);
   });
 
+  it("redacts every stored secret's value in records, also where the workflow does not name it", async () => {
+    await h.http.post('/api/workflows').set(auth).send(echoWorkflow('plain')).expect(201);
+    const run = async (city: string): Promise<string> => {
+      const res = await h.http.post('/api/workflows/plain/run').set(auth).send({ city }).expect(201);
+      const rec = await h.http.get(`/api/executions/${res.headers['x-execution-id'] as string}`).set(auth).expect(200);
+      return JSON.stringify(rec.body);
+    };
+    expect(await run('unnamed-secret-42')).to.include('unnamed-secret-42');
+    await h.http.put('/api/secrets/UNNAMED').set(auth).send({ value: 'unnamed-secret-42' }).expect(201);
+    await h.http.put('/api/secrets/TINY').set(auth).send({ value: 'abc' }).expect(201);
+    const text = await run('unnamed-secret-42');
+    expect(text).to.not.include('unnamed-secret-42');
+    expect(text).to.include('***');
+    // too short to redact where it is not named: it would blank unrelated text
+    expect(await run('abc')).to.include('"abc"');
+    await h.http.delete('/api/secrets/UNNAMED').set(auth).expect(204);
+    expect(await run('unnamed-secret-42'), 'a deleted secret is no longer one').to.include('unnamed-secret-42');
+  });
+
   it('pages the names with limit and cursor; a bad limit is 400', async () => {
     for (const name of ['C', 'A', 'B']) await h.http.put(`/api/secrets/${name}`).set(auth).send({ value: 'secret-value' }).expect(201);
     const first = await h.http.get('/api/secrets?limit=2').set(auth).expect(200);

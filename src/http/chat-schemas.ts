@@ -54,3 +54,6 @@ export const chatMessageSchema = z.object({
   message: z.string().min(1).max(16_000),
   conversationId: z.string().min(1).max(200).optional(),
 });
+
+export const chatSignedInSchema = z.object({ ok: z.literal(true) });
+export const chatCodeSentSchema = z.object({ sent: z.literal(true) });

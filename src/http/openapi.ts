@@ -1,6 +1,7 @@
 /** OpenAPI 3.1 document generated from the route specs and their zod schemas. */
 import { z } from 'zod';
 import type { ResponseSpec, RouteSpec } from './route-spec.js';
+import { errorSchema } from './schemas.js';
 
 type Json = Record<string, unknown>;
 
@@ -8,6 +9,7 @@ const HEADER_DOCS: Record<string, string> = {
   'X-Execution-Id': 'the execution this response is about',
   'Retry-After': 'seconds to wait before retrying',
   'X-Request-Id': 'the request id (also in the logs)',
+  'Set-Cookie': 'the session cookie (HttpOnly, signed)',
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
@@ -44,6 +46,12 @@ function response(r: ResponseSpec): Json {
   return out;
 }
 
+/** Every route that reads a body answers 413 over the limit (SPEC §4), said or not in its spec. */
+function withBodyLimit(spec: RouteSpec): RouteSpec['responses'] {
+  if (spec.body === undefined || spec.responses[413] !== undefined) return spec.responses;
+  return { ...spec.responses, 413: { description: 'body over TROUPE_MAX_BODY_BYTES (PAYLOAD_TOO_LARGE)', schema: errorSchema } };
+}
+
 function security(spec: RouteSpec): Json[] | undefined {
   switch (spec.auth) {
     case 'admin':
@@ -64,7 +72,7 @@ function operation(spec: RouteSpec): Json {
     tags: [spec.tag],
     parameters: parameters(spec),
     security: security(spec),
-    responses: Object.fromEntries(Object.entries(spec.responses).map(([status, r]) => [status, response(r)])),
+    responses: Object.fromEntries(Object.entries(withBodyLimit(spec)).map(([status, r]) => [status, response(r)])),
   };
   if (spec.description) op['description'] = spec.description;
   if (spec.body) {

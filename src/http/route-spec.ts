@@ -37,7 +37,8 @@ export interface RouteSpec {
   /** request headers the route reads besides authentication (documented as header parameters) */
   requestHeaders?: readonly { name: string; description: string }[];
   body?: { schema: z.ZodType; description?: string; required?: boolean };
-  responses: Record<number, ResponseSpec>;
+  /** by status; `default`: any other status (what a response block sets) */
+  responses: Record<number, ResponseSpec> & { default?: ResponseSpec };
   handler: (ctx: Ctx) => Promise<void> | void;
 }
 

@@ -12,7 +12,7 @@ import type { Services } from '../../service/index.js';
 import type { SeqEvent } from '../../service/live.js';
 import { renderChatPage } from '../chat-page.js';
 import { checkBody, errorResponse, param, parseBody, type RouteSpec } from '../route-spec.js';
-import { chatAuthSchema, chatMessageSchema, chatSettingsSchema, chatViewSchema, publicChatSchema } from '../chat-schemas.js';
+import { chatAuthSchema, chatCodeSentSchema, chatMessageSchema, chatSettingsSchema, chatSignedInSchema, chatViewSchema, publicChatSchema } from '../chat-schemas.js';
 import { openSse } from '../sse.js';
 import type { Ctx } from '../types.js';
 
@@ -183,7 +183,7 @@ export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
     {
       method: 'get', path: '/chat/{sub}/', operationId: 'chatPage', tag: 'chat', auth: 'none',
       summary: 'The chat page (also `/` on `{sub}.{TROUPE_CHAT_HOST}`)',
-      responses: { 200: { description: 'text/html: the branded chat page' }, 404: notFound },
+      responses: { 200: { description: 'the branded chat page', contentType: 'text/html' }, 404: notFound },
       handler: (ctx) => page(ctx, s.chat),
     },
     {
@@ -200,10 +200,11 @@ export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
       description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails gets the same 202 and no code.',
       body: { schema: chatAuthSchema },
       responses: {
-        200: { description: 'signed in: the session cookie is set' },
-        202: { description: 'a code was mailed (or the address may not sign in: the answer does not say)' },
+        200: { description: 'signed in: the session cookie is set', schema: chatSignedInSchema, headers: ['Set-Cookie'] },
+        202: { description: 'a code was mailed (or the address may not sign in: the answer does not say)', schema: chatCodeSentSchema },
         400: errorResponse('missing field for this auth mode (INVALID_REQUEST)'),
         401: errorResponse('wrong password, or invalid or expired code (UNAUTHORIZED)'),
+        403: errorResponse('a request from another origin (FORBIDDEN)'),
         404: notFound,
         429: errorResponse('too many attempts from this address or for this email (RATE_LIMITED)', ['Retry-After']),
       },
@@ -217,10 +218,12 @@ export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
         200: { description: 'text/event-stream', alsoContentTypes: ['text/event-stream'], headers: ['X-Execution-Id'] },
         400: errorResponse('invalid body (INVALID_JSON, INVALID_REQUEST)'),
         401: errorResponse('this chat needs a sign-in (UNAUTHORIZED)'),
-        403: errorResponse('the workflow is not deployed (NOT_DEPLOYED)'),
+        403: errorResponse('the workflow is not deployed (NOT_DEPLOYED), or a request from another origin (FORBIDDEN)'),
         404: errorResponse('no such chat or conversation (NOT_FOUND)'),
+        409: errorResponse('the conversation is full; start a new one (CONFLICT)'),
         422: errorResponse("the input does not match the starter's inputFormat (INVALID_INPUT)"),
-        503: errorResponse('no capacity (OVERLOADED)', ['Retry-After']),
+        429: errorResponse('too many messages from this visitor (RATE_LIMITED)', ['Retry-After']),
+        503: errorResponse('no capacity (OVERLOADED) or the bus is reconnecting (BUS_UNAVAILABLE)', ['Retry-After']),
       },
       handler: (ctx) => messages(ctx, s, logger),
     },

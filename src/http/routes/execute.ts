@@ -5,6 +5,7 @@
  * deployed, JSON, rate limit; then input (422) and capacity (503).
  */
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { TroupeError } from '../../errors.js';
 import type { Services } from '../../service/index.js';
 import { unauthorized } from '../middleware/auth.js';
@@ -123,12 +124,16 @@ async function run(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
 
 const EXEC_HEADERS = ['X-Execution-Id'] as const;
 
-function executionResponses(): Record<number, ResponseSpec> {
+function executionResponses(): Record<number, ResponseSpec> & { default: ResponseSpec } {
   return {
     200: {
-      description: 'sync: the result envelope, or the status, headers and data set by a response block; stream: text/event-stream '
+      description: 'sync: the result envelope, or the data set by a response block (with its headers) when it set 200; stream: text/event-stream '
         + '(block.started, block.completed|block.failed|block.skipped, chunk, then done with the sync body)',
-      schema: syncResultSchema, headers: EXEC_HEADERS, alsoContentTypes: ['text/event-stream'],
+      schema: responseBlockOr(syncResultSchema), headers: EXEC_HEADERS, alsoContentTypes: ['text/event-stream'],
+    },
+    default: {
+      description: 'sync, when a response block ran: the status, headers and data it set (any status; data as JSON, or text)',
+      schema: z.unknown().describe('the data the response block set'), headers: EXEC_HEADERS, alsoContentTypes: ['text/plain'],
     },
     202: { description: 'async: accepted, the record exists', schema: acceptedSchema, headers: [...EXEC_HEADERS, 'Location'] },
     400: errorResponse('invalid JSON or body (INVALID_JSON, INVALID_REQUEST)'),
@@ -142,7 +147,15 @@ function executionResponses(): Record<number, ResponseSpec> {
 
 // (`Accept: text/event-stream` also selects the stream; OpenAPI has content negotiation say that,
 // through the 200 answer's media types, not an Accept parameter)
-const MODE_HEADERS = [{ name: 'X-Execution-Mode', description: '`async`: answer 202 at once (as `"async": true`)' }] as const;
+const MODE_HEADERS = [{
+  name: 'X-Execution-Mode',
+  description: '`async`: answer 202 at once (as `"async": true`); `stream`: answer with server-sent events (as `"stream": true`, or an `Accept` that prefers text/event-stream)',
+}] as const;
+
+/** A sync 200 is the envelope, unless a response block set 200 with data of its own. */
+function responseBlockOr(envelope: z.ZodType): z.ZodType {
+  return z.union([envelope, z.unknown().describe('the data a response block set')]);
+}
 
 const BODY_DOC = 'Either `{ "input": <any JSON>, "async"?: true, "stream"?: true }`, or any JSON without an `input` key, which is '
   + 'then the input itself (mode from the headers `X-Execution-Mode: async` and `Accept: text/event-stream`). Empty body: input `{}`.';

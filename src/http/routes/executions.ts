@@ -58,6 +58,7 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
       method: 'get', path: '/api/executions/{id}/events', operationId: 'executionEvents', tag: 'executions', auth: 'adminOrKey',
       summary: 'The execution events as SSE: replayed from the start (or after Last-Event-ID / ?after=), then live until done',
       query: eventsQuery,
+      requestHeaders: [{ name: 'Last-Event-ID', description: 'resume after this event number (with `after`, the later of the two)' }],
       responses: { 200: { description: 'text/event-stream; each event has `id` (its sequence number), `event` and JSON `data`',
         contentType: 'text/event-stream', headers: ['X-Execution-Id'] }, 400: errorResponse('invalid query (INVALID_REQUEST)'),
         401: auth401, 403: auth403, 404: unknown404 },

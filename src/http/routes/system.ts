@@ -1,5 +1,6 @@
 /** Unauthenticated service routes: liveness, readiness, Prometheus metrics, the OpenAPI document. */
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import type { Bus } from '../../bus/types.js';
 import { TroupeError } from '../../errors.js';
 import type { Store } from '../../store/types.js';
@@ -99,7 +100,7 @@ export function systemRoutes(d: SystemDeps): RouteSpec[] {
     },
     {
       method: 'get', path: '/openapi.json', operationId: 'openapi', tag: 'service', auth: 'none', summary: 'This document',
-      responses: { 200: { description: 'OpenAPI 3.1' } },
+      responses: { 200: { description: 'OpenAPI 3.1', schema: z.record(z.string(), z.unknown()).describe('an OpenAPI 3.1 document') } },
       handler: (ctx) => {
         openapi ??= buildOpenApi(d.allRoutes(), d.version);
         ctx.body = openapi;

@@ -52,7 +52,10 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
         + '`X-Delivery-Id`) is acknowledged with `duplicate: true` and starts nothing.',
       body: { schema: z.unknown(), required: false, description: 'What the provider sends: JSON, form fields or text (decoded by Content-Type); signed as raw bytes' },
       responses: {
-        200: { description: 'responseMode sync (or a Slack url_verification: `{ challenge }`): as execute (the result envelope, or the response block\'s answer)', schema: syncResultSchema, headers: ['X-Execution-Id'] },
+        200: {
+          description: 'responseMode sync (or a Slack url_verification: `{ challenge }`): as execute (the result envelope, or the response block\'s answer)',
+          schema: z.union([syncResultSchema, z.unknown().describe('the data a response block set, or { challenge }')]), headers: ['X-Execution-Id'],
+        },
         202: { description: 'accepted (stored durably), or a duplicate delivery', schema: webhookAcceptedSchema, headers: ['X-Execution-Id'] },
         400: errorResponse('a JSON body that does not parse (INVALID_JSON)'),
         401: errorResponse('bad or missing signature (UNAUTHORIZED); nothing is started'),
@@ -62,6 +65,7 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
         500: { description: 'sync: the execution failed (as execute); or the webhook\'s secret is not set (MISSING_SECRET)', schema: syncResultSchema },
         503: errorResponse('sync mode, no capacity (OVERLOADED)', ['Retry-After']),
         504: { description: 'sync: the execution exceeded its time limit', schema: syncResultSchema },
+        default: { description: 'sync, when a response block ran: the status, headers and data it set', schema: z.unknown(), headers: ['X-Execution-Id'] },
       },
       handler: (ctx) => receive(ctx, s, logger),
     },

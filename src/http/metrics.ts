@@ -32,7 +32,7 @@ export function createMetrics(): AppMetrics {
   });
   const blockDuration = new Histogram({
     name: 'troupe_block_duration_seconds',
-    help: 'Block run duration by block type and final status',
+    help: 'Block run duration by block type and how it settled (completed, failed, skipped; a block cut off by the end of its execution is not counted)',
     labelNames: ['type', 'status'] as const,
     buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     registers: [registry],

@@ -140,7 +140,7 @@ function executionResponses(): Record<number, ResponseSpec> & { default: Respons
     413: errorResponse('body over the size limit (PAYLOAD_TOO_LARGE)'),
     422: errorResponse("input does not match the starter's inputFormat (INVALID_INPUT)"),
     500: { description: 'the execution failed: success false with error { code, message, blockId }', schema: syncResultSchema, headers: EXEC_HEADERS },
-    503: errorResponse('no capacity (OVERLOADED)', ['Retry-After']),
+    503: errorResponse('no capacity (OVERLOADED), or the bus is reconnecting to NATS (BUS_UNAVAILABLE)', ['Retry-After']),
     504: { description: 'the execution exceeded its time limit (EXECUTION_TIMEOUT)', schema: syncResultSchema, headers: EXEC_HEADERS },
   };
 }

@@ -45,6 +45,8 @@ export interface StartedMessage {
 
 export class ChatMessages {
   private readonly perVisitor: TokenBuckets;
+  /** per conversation, the turn being answered here: the next message waits for it */
+  private readonly turns = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: ChatMessagesDeps) {
     this.perVisitor = new TokenBuckets(MESSAGES_PER_MINUTE, deps.now);
@@ -54,6 +56,36 @@ export class ChatMessages {
   async start(chat: ChatDeployment, visitor: ChatVisitor, ip: string, body: { message: string; conversationId?: string | undefined }): Promise<StartedMessage> {
     const taken = this.perVisitor.take(`${chat.subdomain}\u0000${visitor.email ?? ip}`);
     if (!taken.ok) throw new TroupeError('RATE_LIMITED', 'too many messages; slow down', { details: { retryAfterSec: taken.retryAfterSec } });
+    if (body.conversationId === undefined) return this.startTurn(chat, visitor, body);
+    // one turn at a time per conversation (in this process): a message sent while the previous
+    // one is being answered waits for that answer, so its history holds it and the
+    // conversation reads user, assistant, user, assistant
+    const release = this.queueTurn(body.conversationId);
+    await release.previous;
+    try {
+      const started = await this.startTurn(chat, visitor, body);
+      void started.answer.then(release.done, release.done);
+      return started;
+    } catch (err) {
+      release.done();
+      throw err;
+    }
+  }
+
+  /** Takes the conversation's next turn: `previous` settles when the turn before it has its answer. */
+  private queueTurn(conversationId: string): { previous: Promise<void>; done: () => void } {
+    const previous = this.turns.get(conversationId) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const chained = previous.then(() => mine);
+    this.turns.set(conversationId, chained);
+    void chained.then(() => {
+      if (this.turns.get(conversationId) === chained) this.turns.delete(conversationId);
+    });
+    return { previous, done };
+  }
+
+  private async startTurn(chat: ChatDeployment, visitor: ChatVisitor, body: { message: string; conversationId?: string | undefined }): Promise<StartedMessage> {
     const deployment = await this.deps.deployments.get(chat.workflowId);
     // the workflow's id is nobody's business on a public page
     if (deployment === null) throw new TroupeError('NOT_DEPLOYED', 'this chat is not available right now');

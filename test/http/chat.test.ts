@@ -134,6 +134,20 @@ describe('http: chat deployments', () => {
     await send('echo', { message: 'x', conversationId: 'not-a-conversation' }).expect(404);
   });
 
+  it('answers one message of a conversation at a time: one sent during an answer waits for it', async () => {
+    await status(setUp('q', { subdomain: 'queue', auth: { mode: 'public' }, branding: { title: 'Q' } }, [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'talk', type: 'function', name: 'Talk', config: { code: 'await new Promise((r) => setTimeout(r, 150));\nreturn `${<start.message>} after ${<start.history>.length}`;' } },
+    ]), 201);
+    const first = parseSse((await send('queue', { message: 'c0' }).expect(200)).body as string);
+    const conversationId = first.at(-1)!.data.conversationId as string;
+    const [a, b] = await Promise.all([send('queue', { message: 'c1', conversationId }), send('queue', { message: 'c2', conversationId })]);
+    const answers = [a, b].map((r) => parseSse(r.body as string)[0]!.data.text as string).sort();
+    expect(answers).to.deep.equal(['c1 after 2', 'c2 after 4']);
+    const stored = await h.store.chats.getConversation(conversationId);
+    expect(stored?.messages.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+  });
+
   it('the output setting picks a block and path; a failing run ends with event: error', async () => {
     await status(setUp('o', { subdomain: 'picked', auth: { mode: 'public' }, branding: { title: 'P' }, output: { block: 'Talk', path: 'content' } }, streaming), 201);
     const done = parseSse((await send('picked', { message: 'x' }).expect(200)).body as string).at(-1)!;

@@ -5,9 +5,11 @@
  * The user code becomes the body of a parenthesized async function expression defined first;
  * the runner below it installs console and bindings, calls it, and serializes the outcome.
  * Splicing (rather than `new AsyncFunction(code)` inside the context, which compiles again in
- * every fresh context) is what makes the Script cacheable. Code
- * that closes the function early only reaches its own call's runner locals (the context is
- * fresh and holds nothing else), so it gains nothing beyond faking its own result.
+ * every fresh context) is what makes the Script cacheable. The runner's locals sit in a
+ * function of their own, out of the user code's reach, and code that tries to close its function
+ * early is a syntax error (the function is a parenthesized expression). A call's result is at
+ * most MAX_RESULT_CHARS of JSON, its console output MAX_STDOUT_CHARS, its pending timers
+ * MAX_PENDING_TIMERS: each would otherwise cost the host memory no isolate limit counts.
  *
  * Input: the bindings as a JSON object text in the global ARGS_GLOBAL (removed first). Resolves to a JSON envelope text:
  * `{"r": result, "o": [lines]}` or `{"e": {...}, "o": [...]}`; only one string crosses back.
@@ -48,20 +50,37 @@ export function runnerSource(kind: RunnerKind, code: string): RunnerSource {
   // parenthesized expression: code with one closing brace too many (`return 1; } foo();`) is then
   // a syntax error, as it would be on its own, instead of ending the function early and running
   // the rest as runner code.
+  // The runner's own locals (its console lines, the timer capability, its helpers) live in a
+  // function of their own, called with the user function: the user's code closes over `$0` (the
+  // bindings it is given anyway) and itself, nothing of the runner's.
   const head = `(function ($0) { delete globalThis.${ARGS_GLOBAL}; const __troupeUser = (async function () {`;
   const body = kind === 'expression' ? ' return (\n' + code.replace(/[\s;]+$/, '') + '\n);' : '\n' + code;
-  return { source: head + body + '\n});' + RUNNER_TAIL + `})(globalThis.${ARGS_GLOBAL});`, lineOffset: -1 };
+  const tail = '\n}); return (function (__troupeUser, $0) {' + RUNNER_TAIL + '})(__troupeUser, $0);';
+  return { source: head + body + tail + `})(globalThis.${ARGS_GLOBAL});`, lineOffset: -1 };
 }
+
+/** the longest result, as JSON text, a call may return (a block output travels into records, events and answers) */
+export const MAX_RESULT_CHARS = 10 * 1024 * 1024;
+/** console output kept per call; what goes past it is dropped, and the output says so */
+export const MAX_STDOUT_CHARS = 1024 * 1024;
+/** timers a call may have pending at once */
+export const MAX_PENDING_TIMERS = 1000;
 
 const RUNNER_TAIL = String.raw`
 const stringify = JSON.stringify, parse = JSON.parse, defineProperty = Object.defineProperty;
 const lines = [];
+let stdoutChars = 0;
 const format = (value) => {
   if (typeof value === 'string') return value;
   try { const text = stringify(value); return text === undefined ? String(value) : text; }
   catch { try { return String(value); } catch { return '[unprintable]'; } }
 };
-const log = (...args) => { lines.push(args.map(format).join(' ')); };
+const log = (...args) => {
+  if (stdoutChars > ${MAX_STDOUT_CHARS}) return;
+  const line = args.map(format).join(' ');
+  stdoutChars += line.length + 1;
+  lines.push(stdoutChars > ${MAX_STDOUT_CHARS} ? '[stdout cut at ${MAX_STDOUT_CHARS} characters]' : line);
+};
 const hidden = (name, value) =>
   defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
 hidden('console', Object.freeze({ log, info: log, warn: log, error: log, debug: log }));
@@ -75,6 +94,7 @@ if (sleepRef !== undefined) {
     .then(() => { if (timers.has(id)) tick(); }, () => undefined);
   const timer = (repeat) => (fn, ms, ...args) => {
     if (typeof fn !== 'function') throw new TypeError('the callback must be a function');
+    if (timers.size >= ${MAX_PENDING_TIMERS}) throw new RangeError('too many pending timers (at most ${MAX_PENDING_TIMERS})');
     const id = ++lastTimer;
     timers.set(id, true);
     const tick = () => {
@@ -118,6 +138,9 @@ const finish = (value) => {
   let text;
   try { text = stringify(value === undefined ? null : value); }
   catch (err) { return stringify({ e: { name: 'SerializationError', message: 'the result is not JSON-serializable: ' + describe(err).message.split('\n')[0] }, o: lines }); }
+  if (text !== undefined && text.length > ${MAX_RESULT_CHARS}) {
+    return stringify({ e: { name: 'SerializationError', message: 'the result is ' + text.length + ' characters of JSON, over the ${MAX_RESULT_CHARS} a block output may hold' }, o: lines });
+  }
   return '{"r":' + (text === undefined ? 'null' : text) + ',"o":' + stringify(lines) + '}';
 };
 try { return __troupeUser().then(finish, failure); } catch (err) { return failure(err); }

@@ -110,6 +110,18 @@ describe('sandbox/isolated', function () {
       expect(err.code).to.equal('FUNCTION_ERROR');
     });
 
+    it("keeps the runner's own variables out of the user code's reach", async () => {
+      const out = await sandbox.runFunction(
+        'return [typeof sleepRef, typeof lines, typeof finish, typeof describe, typeof hidden, typeof bindings, typeof stdoutChars];',
+        {},
+        limits,
+      );
+      expect(out.result).to.deep.equal(Array(7).fill('undefined'));
+      // faking console output through the runner's list is gone with it
+      const forged = await failure(sandbox.runFunction("lines.push('FAKE LOG'); return 1;", {}, limits));
+      expect(forged.message).to.match(/lines is not defined/);
+    });
+
     it('does not leak globals from one call to the next', async () => {
       await sandbox.runFunction('globalThis.leak = 42; Array.prototype.evil = 1; return 1;', {}, limits);
       const out = await sandbox.runFunction('return [typeof leak, [].evil === undefined];', {}, limits);
@@ -153,6 +165,21 @@ describe('sandbox/isolated', function () {
   });
 
   describe('limits', () => {
+    it('refuses a result over 10 MiB of JSON, keeps at most 1 MiB of console output, and 1000 pending timers', async () => {
+      const big = await failure(sandbox.runFunction("return 'x'.repeat(11 * 1024 * 1024);", {}, { timeoutMs: 2000, memoryMb: 64 }));
+      expect(big.code).to.equal('FUNCTION_ERROR');
+      expect(big.message).to.match(/over the 10485760 a block output may hold/);
+      const fits = await sandbox.runFunction("return 'x'.repeat(1024);", {}, limits);
+      expect((fits.result as string).length).to.equal(1024);
+      const noisy = await sandbox.runFunction("for (let i = 0; i < 3000; i++) console.log('y'.repeat(1000)); return 1;", {}, { timeoutMs: 2000, memoryMb: 64 });
+      expect(noisy.stdout.length).to.be.below(1024 * 1024 + 2000);
+      expect(noisy.stdout).to.match(/\[stdout cut at 1048576 characters\]$/);
+      const timers = await failure(sandbox.runFunction('for (let i = 0; i < 1001; i++) setTimeout(() => {}, 60000); return 1;', {}, limits));
+      expect(timers.message).to.match(/too many pending timers/);
+      const some = await sandbox.runFunction('let n = 0; for (let i = 0; i < 500; i++) setTimeout(() => { n++; }, 1); await new Promise((r) => setTimeout(r, 20)); return n;', {}, limits);
+      expect(some.result).to.equal(500);
+    });
+
     it('stops an infinite loop with FUNCTION_TIMEOUT while the host event loop keeps ticking', async () => {
       const { ticks, settled } = await ticksDuring(sandbox.runFunction('while (true) {}', {}, { timeoutMs: 300, memoryMb: 16 }));
       expect(settled.status).to.equal('rejected');

@@ -68,6 +68,9 @@ export const MAX_PENDING_TIMERS = 1000;
 
 const RUNNER_TAIL = String.raw`
 const stringify = JSON.stringify, parse = JSON.parse, defineProperty = Object.defineProperty;
+// taken before user code runs: code that replaces Promise.prototype.then must not decide what
+// the call answers (a forged limit error, or a result that is not the runner's envelope)
+const promiseThen = Promise.prototype.then;
 const lines = [];
 let stdoutChars = 0;
 const format = (value) => {
@@ -143,5 +146,5 @@ const finish = (value) => {
   }
   return '{"r":' + (text === undefined ? 'null' : text) + ',"o":' + stringify(lines) + '}';
 };
-try { return __troupeUser().then(finish, failure); } catch (err) { return failure(err); }
+try { return promiseThen.call(__troupeUser(), finish, failure); } catch (err) { return failure(err); }
 `;

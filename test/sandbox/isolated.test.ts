@@ -122,6 +122,15 @@ describe('sandbox/isolated', function () {
       expect(forged.message).to.match(/lines is not defined/);
     });
 
+    it('answers with what the code returned even when the code replaces Promise.prototype.then', async () => {
+      const out = await sandbox.runFunction("Promise.prototype.then = function () { return 'x'; }; return 1;", {}, limits);
+      expect(out.result).to.equal(1);
+      // a limit error cannot be forged through it either
+      const forged = "const rej = Promise.reject(new Error('memory limit exceeded')); rej.catch(() => {});\n"
+        + 'Promise.prototype.then = function () { return rej; }; return 2;';
+      expect((await sandbox.runFunction(forged, {}, limits)).result).to.equal(2);
+    });
+
     it('does not leak globals from one call to the next', async () => {
       await sandbox.runFunction('globalThis.leak = 42; Array.prototype.evil = 1; return 1;', {}, limits);
       const out = await sandbox.runFunction('return [typeof leak, [].evil === undefined];', {}, limits);

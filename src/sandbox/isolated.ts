@@ -68,7 +68,7 @@ export class IsolatedVmSandbox implements Sandbox {
     const slot = await pool.acquire(limits.signal);
     try {
       const text = await this.execute(slot, kind, code, bindingsJson, limits);
-      return unwrap(kind, text, JSON.parse(text) as Envelope, code);
+      return unwrap(kind, text, JSON.parse(text) as Envelope, code, limits);
     } catch (err) {
       // dispose() stops running calls by disposing their isolates: say so rather than "memory"
       if (this.disposed) throw new TroupeError('INTERNAL', 'the sandbox has been disposed', { cause: err });
@@ -174,13 +174,16 @@ function serializeBindings(kind: Kind, bindings: Record<string, unknown>): strin
   }
 }
 
-function unwrap(kind: Kind, json: string, envelope: Envelope, code: string): Envelope {
+function unwrap(kind: Kind, json: string, envelope: Envelope, code: string, limits: SandboxLimits): Envelope {
   if (envelope.e === undefined && jsonTextNestsTooDeep(json, envelope.r)) {
     // the walks over outputs (references, redaction, records) would run out of stack
     throw new TroupeError(userErrorCode(kind), `the result nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   if (envelope.e === undefined) return envelope;
   const { name, message } = envelope.e;
+  // V8 refuses an ArrayBuffer past the isolate's limit with a catchable RangeError: uncaught, it
+  // is the memory limit like any other allocation past it
+  if (name === 'RangeError' && message === 'Array buffer allocation failed') throw limitError(kind, 'FUNCTION_MEMORY', limits);
   const line = userLine(envelope.e.line, code);
   const text = name === 'Error' || name === 'SerializationError' || name === 'BindingError' ? message : `${name}: ${message}`;
   const details: Record<string, unknown> = {};

@@ -174,6 +174,12 @@ describe('sandbox/isolated', function () {
   });
 
   describe('limits', () => {
+    it('an ArrayBuffer past the memory limit is FUNCTION_MEMORY, as any allocation past it', async () => {
+      const err = await failure(sandbox.runFunction('const b = new ArrayBuffer(70 * 1024 * 1024); return b.byteLength;', {}, limits));
+      expect([err.code, err.message]).to.deep.equal(['FUNCTION_MEMORY', 'function exceeded its 16 MiB memory limit']);
+      const caught = await sandbox.runFunction('try { new ArrayBuffer(70 * 1024 * 1024); } catch (e) { return e.name; }', {}, limits);
+      expect(caught.result).to.equal('RangeError');
+    });
     it('refuses a result over 10 MiB of JSON, keeps at most 1 MiB of console output, and 1000 pending timers', async () => {
       const big = await failure(sandbox.runFunction("return 'x'.repeat(11 * 1024 * 1024);", {}, { timeoutMs: 2000, memoryMb: 64 }));
       expect(big.code).to.equal('FUNCTION_ERROR');

@@ -40,8 +40,8 @@ export function assertTimeout(timeoutMs: number): void {
   }
 }
 
-export function unavailableError(): TroupeError {
-  return new TroupeError('BUS_UNAVAILABLE', 'the bus has lost its server and is reconnecting; retry later', {
+export function unavailableError(message = 'the bus has lost its server and is reconnecting; retry later'): TroupeError {
+  return new TroupeError('BUS_UNAVAILABLE', message, {
     retryable: true,
     details: { retryAfterSec: 1 },
   });

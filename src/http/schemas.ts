@@ -81,6 +81,11 @@ export const syncResultSchema = z.object({
   metadata: z.object({ startedAt: z.string(), endedAt: z.string(), durationMs: z.number() }),
 });
 
+/** A sync 200: the envelope, unless a response block set 200 with data of its own. */
+export function syncAnswerSchema(otherwise = 'the data a response block set'): z.ZodType {
+  return z.union([syncResultSchema, z.unknown().describe(otherwise)]);
+}
+
 export const acceptedSchema = z.object({ executionId: z.string(), statusUrl: z.string() });
 
 export const webhookAcceptedSchema = z.object({

@@ -10,9 +10,9 @@ import { redactionValues } from './run-block.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
-import { TroupeError } from '../errors.js';
+import { unavailableError } from '../bus/checks.js';
 import { isoAt } from './iso.js';
-import { secretNamesOf } from './secrets.js';
+import { NO_SECRET_VALUES, runSecrets, secretNamesOf, unnamedSecrets } from './secrets.js';
 
 export type { ExecutionHandle } from './execution-run.js';
 
@@ -35,7 +35,7 @@ export class Engine implements RunOwner {
   async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
     // its blocks talk over the bus: started while NATS is away, the run would hang until its time
     // limit; refused (retryable), a stored trigger (webhook event, schedule fire) starts it later
-    if (!this.deps.bus.connected) throw notConnected();
+    if (!this.deps.bus.connected) throw unavailableError('executions cannot start while the bus is reconnecting to its server; retry later');
     const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId();
     const found = this.loadSecrets(workflow);
     const secrets = found instanceof Map ? found : await found;
@@ -159,35 +159,14 @@ export class Engine implements RunOwner {
    */
   private loadSecrets(workflow: CompiledWorkflow): Map<string, string> | Promise<Map<string, string>> {
     const names = secretNamesOf(workflow);
-    const stored = this.deps.secrets.values?.() ?? NO_VALUES;
+    const stored = this.deps.secrets.values?.() ?? NO_SECRET_VALUES;
     if (names.length === 0 && !(stored instanceof Promise)) return this.sharedSecrets(stored);
-    return this.readSecrets(names, stored);
+    return runSecrets(names, this.deps.secrets, this.deps.redact, stored);
   }
 
   private sharedSecrets(stored: ReadonlyMap<string, string>): Map<string, string> {
-    if (this.processSecrets?.stored !== stored) this.processSecrets = { stored, map: this.baseSecrets(stored) };
+    if (this.processSecrets?.stored !== stored) this.processSecrets = { stored, map: unnamedSecrets(this.deps.redact, stored) };
     return this.processSecrets.map;
-  }
-
-  private baseSecrets(stored: ReadonlyMap<string, string>): Map<string, string> {
-    const found = new Map<string, string>();
-    // under names no `{{NAME}}` can spell (a ':'), so they are redacted and never readable
-    this.deps.redact?.forEach((value, i) => found.set(`process:${i}`, value));
-    // a stored secret this run does not name is redacted too, unless so short that it would
-    // blank unrelated text (a secret `1`); one the run names is redacted whatever its length
-    for (const [name, value] of stored) if (value.length >= MIN_UNNAMED_SECRET) found.set(`stored:${name}`, value);
-    return found;
-  }
-
-  private async readSecrets(names: readonly string[], stored: ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>>): Promise<Map<string, string>> {
-    const found = this.baseSecrets(await stored);
-    await Promise.all(
-      names.map(async (name) => {
-        const value = await this.deps.secrets.get(name);
-        if (value !== undefined) found.set(name, value);
-      }),
-    );
-    return found;
   }
 
   /** @internal a run has ended (or failed to): it no longer counts */
@@ -222,17 +201,6 @@ function runningRecord(id: string, req: StartRequest, secretValues: string[], st
     endedAt: null,
     durationMs: null,
   };
-}
-
-const NO_VALUES: ReadonlyMap<string, string> = new Map();
-/** the shortest value of a stored secret a run does not name that is still redacted */
-const MIN_UNNAMED_SECRET = 4;
-
-function notConnected(): TroupeError {
-  return new TroupeError('BUS_UNAVAILABLE', 'executions cannot start while the bus is reconnecting to its server; retry later', {
-    retryable: true,
-    details: { retryAfterSec: 1 },
-  });
 }
 
 function nothing(): void {

@@ -10,11 +10,10 @@ export function envSecrets(env: NodeJS.ProcessEnv = process.env): SecretSource {
 
 /**
  * First source that knows the name wins: the secrets API, then the environment. Its `values`
- * are those of the sources that list theirs (the secrets API; the environment's TROUPE_VAR_*
- * may be plain settings, redacted only where a workflow names them).
+ * are those of the first source that lists its own (the secrets API; the environment's
+ * TROUPE_VAR_* may be plain settings, redacted only where a workflow names them).
  */
 export function chainSecrets(...sources: SecretSource[]): SecretSource {
-  const listing = sources.filter((s) => s.values !== undefined);
   const chained: SecretSource = {
     async get(name) {
       for (const source of sources) {
@@ -24,18 +23,44 @@ export function chainSecrets(...sources: SecretSource[]): SecretSource {
       return undefined;
     },
   };
-  const only = listing[0];
-  if (listing.length === 1 && only !== undefined) chained.values = () => only.values?.() ?? NO_VALUES;
-  else if (listing.length > 1) chained.values = () => mergeValues(listing);
+  const listing = sources.find((s) => s.values !== undefined);
+  if (listing?.values !== undefined) chained.values = listing.values.bind(listing);
   return chained;
 }
 
-const NO_VALUES: ReadonlyMap<string, string> = new Map();
+export const NO_SECRET_VALUES: ReadonlyMap<string, string> = new Map();
 
-async function mergeValues(sources: readonly SecretSource[]): Promise<ReadonlyMap<string, string>> {
-  const merged = new Map<string, string>();
-  for (const source of [...sources].reverse()) for (const [k, v] of await (source.values?.() ?? new Map<string, string>())) merged.set(k, v);
-  return merged;
+/** the shortest value of a stored secret a run does not name that is still redacted */
+const MIN_UNNAMED_SECRET = 4;
+
+/**
+ * A run's secrets before those it names: the process's own keys and every stored secret's
+ * value (SPEC §3: every occurrence of a secret's value), under names no `{{NAME}}` can spell (a
+ * ':'), so they are redacted and never readable. A stored value too short to redact where the
+ * run does not name it (a secret `1` would blank unrelated text) is left out.
+ */
+export function unnamedSecrets(processKeys: readonly string[] | undefined, stored: ReadonlyMap<string, string>): Map<string, string> {
+  const found = new Map<string, string>();
+  processKeys?.forEach((value, i) => found.set(`process:${i}`, value));
+  for (const [name, value] of stored) if (value.length >= MIN_UNNAMED_SECRET) found.set(`stored:${name}`, value);
+  return found;
+}
+
+/** A run's secrets: those above, and the ones its workflow names, read from `source`. */
+export async function runSecrets(
+  names: readonly string[],
+  source: SecretSource,
+  processKeys?: readonly string[],
+  stored: ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>> = source.values?.() ?? NO_SECRET_VALUES,
+): Promise<Map<string, string>> {
+  const found = unnamedSecrets(processKeys, await stored);
+  await Promise.all(
+    names.map(async (name) => {
+      const value = await source.get(name);
+      if (value !== undefined) found.set(name, value);
+    }),
+  );
+  return found;
 }
 
 const secretNames = new WeakMap<CompiledWorkflow, string[]>();
@@ -50,14 +75,4 @@ export function secretNamesOf(workflow: CompiledWorkflow): string[] {
     secretNames.set(workflow, names);
   }
   return names;
-}
-
-/** The values of the secrets a workflow uses that `source` knows, to redact them. */
-export async function secretValuesOf(workflow: CompiledWorkflow, source: SecretSource): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const name of secretNamesOf(workflow)) {
-    const value = await source.get(name);
-    if (value !== undefined) found.set(name, value);
-  }
-  return found;
 }

@@ -8,7 +8,7 @@
  * (a pid file would need guessing whether its pid still means the same process). `troupe
  * deploy`, `troupe run` and the store's own connections never touch this file.
  */
-import { ensureDataDir } from '../store/open.js';
+import { ensureDataDir } from '../store/data-dir.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { TroupeError } from '../errors.js';

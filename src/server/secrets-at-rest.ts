@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { ensureDataDir } from '../store/open.js';
+import { ensureDataDir } from '../store/data-dir.js';
 import { join } from 'node:path';
 import type { Config } from '../../config/load.js';
 import { TroupeError } from '../errors.js';
@@ -44,7 +44,7 @@ export function loadServiceSecrets(config: Readonly<Config>): ServiceSecrets {
 
 function resolveSecret(fromEnv: string | undefined, dataDir: string, file: string, envName: string): AtRestSecret {
   if (fromEnv !== undefined) return { value: fromEnv, origin: 'env', path: null };
-  ensurePrivateDir(dataDir);
+  ensureDataDir(dataDir);
   const path = join(dataDir, file);
   const existing = readSecretFile(path, envName);
   if (existing !== undefined) return { value: existing, origin: 'file', path };
@@ -76,10 +76,6 @@ export function readSecretFile(path: string, envName: string): string | undefine
   }
   tightenMode(path);
   return value;
-}
-
-function ensurePrivateDir(dir: string): void {
-  ensureDataDir(dir);
 }
 
 // a copied or hand-written file may be world-readable; the token grants full admin access

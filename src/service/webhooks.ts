@@ -14,7 +14,7 @@ import { deliveryIdOf, starterHeaders, verifySignature, type WebhookProvider } f
 import type { ExecutionHandle } from '../runtime/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { redactionValues } from '../runtime/run-block.js';
-import { secretValuesOf } from '../runtime/secrets.js';
+import { runSecrets, secretNamesOf } from '../runtime/secrets.js';
 import { redactSecrets } from '../model/references.js';
 import type { SecretSource } from '../runtime/types.js';
 import type { Store, WebhookEvent } from '../store/types.js';
@@ -223,11 +223,11 @@ export class WebhookService {
     }
   }
 
-  /** The event's input with the values of the secrets its workflow uses (its signing secret too) as `***`. */
+  /** The event's input with secret values as `***`, as a run of its workflow redacts them in its record. */
   private async redacted(ev: WebhookEvent, loaded?: LoadedWorkflow): Promise<unknown> {
     const workflow = loaded ?? (await this.loadVersion(ev));
     if (workflow === null) return ev.payload;
-    const values = redactionValues(await secretValuesOf(workflow.compiled, this.deps.secrets));
+    const values = redactionValues(await runSecrets(secretNamesOf(workflow.compiled), this.deps.secrets));
     return values.length === 0 ? ev.payload : redactSecrets(ev.payload, values);
   }
 

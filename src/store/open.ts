@@ -2,10 +2,8 @@
  * Adapter selection, for src/main.ts and test setup only (actors and blocks depend on the
  * port in ./types.ts): MONGODB_URL set → MongoDB, otherwise the SQLite file in the data dir.
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { TroupeError } from '../errors.js';
 import { join } from 'node:path';
+import { ensureDataDir } from './data-dir.js';
 import { openMongoStore } from './mongo/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import type { Store } from './types.js';
@@ -23,42 +21,4 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.mongodbUrl) return openMongoStore(opts.mongodbUrl);
   ensureDataDir(opts.dataDir);
   return openSqliteStore(join(opts.dataDir, SQLITE_FILE), opts.onWarning ? { onWarning: opts.onWarning } : {});
-}
-
-/**
- * Creates the data dir (mode 0700) with its missing parents, one level at a time: a path that
- * cannot be one (under /sys, a file on the way) is refused naming TROUPE_DATA_DIR, and one
- * under /proc, where Node's recursive mkdir never returns, fails at once.
- */
-export function ensureDataDir(dir: string): void {
-  const missing: string[] = [];
-  let at = resolve(dir);
-  for (;;) {
-    const kind = kindOf(at);
-    if (kind === 'dir') break;
-    if (kind === 'other') throw badDataDir(dir, `${at} exists and is not a directory`);
-    missing.unshift(at);
-    const parent = dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  for (const path of missing) {
-    try {
-      mkdirSync(path, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw badDataDir(dir, (err as Error).message, err);
-    }
-  }
-}
-
-function kindOf(path: string): 'dir' | 'other' | 'missing' {
-  try {
-    return statSync(path).isDirectory() ? 'dir' : 'other';
-  } catch {
-    return 'missing';
-  }
-}
-
-function badDataDir(dir: string, why: string, cause?: unknown): TroupeError {
-  return new TroupeError('INVALID_CONFIG', `TROUPE_DATA_DIR ${dir} cannot be used: ${why}`, { cause });
 }

@@ -10,7 +10,7 @@ import type { WorkflowDef } from '../../src/model/types.js';
 import { INTERRUPTED_MESSAGE, recoverExecutions } from '../../src/server/recovery.js';
 import { loadServiceSecrets } from '../../src/server/secrets-at-rest.js';
 import { SecretService } from '../../src/service/secrets.js';
-import { ensureDataDir } from '../../src/store/open.js';
+import { ensureDataDir } from '../../src/store/data-dir.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { BlockLog, ExecutionRecord } from '../../src/store/types.js';
 

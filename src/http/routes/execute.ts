@@ -11,7 +11,7 @@ import type { Services } from '../../service/index.js';
 import { unauthorized } from '../middleware/auth.js';
 import { respondToExecution, type ExecutionMode } from '../respond.js';
 import { checkBody, errorResponse, param, type ResponseSpec, type RouteSpec } from '../route-spec.js';
-import { acceptedSchema, executeBodyDoc, executeEnvelope, syncResultSchema } from '../schemas.js';
+import { acceptedSchema, executeBodyDoc, executeEnvelope, syncAnswerSchema, syncResultSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
 
 export interface ExecuteRequest {
@@ -129,7 +129,7 @@ function executionResponses(): Record<number, ResponseSpec> & { default: Respons
     200: {
       description: 'sync: the result envelope, or the data set by a response block (with its headers) when it set 200; stream: text/event-stream '
         + '(block.started, block.completed|block.failed|block.skipped, chunk, then done with the sync body)',
-      schema: responseBlockOr(syncResultSchema), headers: EXEC_HEADERS, alsoContentTypes: ['text/event-stream'],
+      schema: syncAnswerSchema(), headers: EXEC_HEADERS, alsoContentTypes: ['text/event-stream'],
     },
     default: {
       description: 'sync, when a response block ran: the status, headers and data it set (any status; data as JSON, or text)',
@@ -152,10 +152,6 @@ const MODE_HEADERS = [{
   description: '`async`: answer 202 at once (as `"async": true`); `stream`: answer with server-sent events (as `"stream": true`, or an `Accept` that prefers text/event-stream)',
 }] as const;
 
-/** A sync 200 is the envelope, unless a response block set 200 with data of its own. */
-function responseBlockOr(envelope: z.ZodType): z.ZodType {
-  return z.union([envelope, z.unknown().describe('the data a response block set')]);
-}
 
 const BODY_DOC = 'Either `{ "input": <any JSON>, "async"?: true, "stream"?: true }`, or any JSON without an `input` key, which is '
   + 'then the input itself (mode from the headers `X-Execution-Mode: async` and `Accept: text/event-stream`). Empty body: input `{}`.';

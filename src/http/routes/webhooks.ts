@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { Services } from '../../service/index.js';
 import { respondToExecution } from '../respond.js';
 import { errorResponse, param, type RouteSpec } from '../route-spec.js';
-import { syncResultSchema, webhookAcceptedSchema } from '../schemas.js';
+import { syncAnswerSchema, syncResultSchema, webhookAcceptedSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
 
 function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
@@ -54,7 +54,7 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
       responses: {
         200: {
           description: 'responseMode sync (or a Slack url_verification: `{ challenge }`): as execute (the result envelope, or the response block\'s answer)',
-          schema: z.union([syncResultSchema, z.unknown().describe('the data a response block set, or { challenge }')]), headers: ['X-Execution-Id'],
+          schema: syncAnswerSchema('the data a response block set, or { challenge }'), headers: ['X-Execution-Id'],
         },
         202: { description: 'accepted (stored durably), or a duplicate delivery', schema: webhookAcceptedSchema, headers: ['X-Execution-Id'] },
         400: errorResponse('a JSON body that does not parse (INVALID_JSON)'),

@@ -11,6 +11,12 @@ import { startNatsServer } from '../test/helpers/nats-server.js';
 import { measureRequestReplyP50 } from './lib/bus-probe.js';
 import { benchEngine, measureChain, measureFanout, measureThroughput, measureWideParallel } from './lib/runtime-probe.js';
 
+const FLOOR_LABELS = [
+  ['body', 'read the JSON body, answer'],
+  ['record', '+ a record committed before the answer'],
+  ['actors', '+ an XState machine with one actor per block'],
+] as const;
+
 const f1 = (n: number): string => n.toFixed(1);
 const line = (label: string, value: string, note = ''): void => console.log(`${label.padEnd(58)} ${value.padStart(12)}  ${note}`);
 
@@ -74,6 +80,15 @@ async function main(): Promise<void> {
     // where the time goes (the load generator shares the process, so it is in both)
     line('main thread busy per bare Koa request', `${f1(r.koaCost.mainThreadUs)} µs`, `(process CPU ${f1(r.koaCost.processCpuUs)} µs)`);
     line('main thread busy per execute', `${f1(r.executeCost.mainThreadUs)} µs`, `(process CPU ${f1(r.executeCost.processCpuUs)} µs)`);
+  });
+  await optional('execute ceiling under DESIGN', './lib/floor-probe.js', async (m) => {
+    const r = await m.measureFloor();
+    console.log('\n## what an execute built as DESIGN says can reach here, with none of its real work (floor-probe.ts)');
+    line('bare Koa route in the same process (baseline)', `${f1(r.bareRps)} req/s`);
+    for (const [route, label] of FLOOR_LABELS) {
+      const f = r.routes[route];
+      line(label, `${f1(f.rps)} req/s`, `= ${f.ratio.toFixed(2)}× bare Koa; main ${f1(f.mainThreadUs)} µs, CPU ${f1(f.processCpuUs)} µs; 2-core bound ${f.twoCoreBound.toFixed(2)}×`);
+    }
   });
 }
 

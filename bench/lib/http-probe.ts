@@ -62,7 +62,7 @@ const WORKFLOW = {
   connections: [{ from: 'start', to: 'reply' }],
 };
 
-interface Target {
+export interface Target {
   port: number;
   path: string;
   headers: Record<string, string>;
@@ -119,7 +119,7 @@ export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise
   }
 }
 
-async function startBareKoa(): Promise<{ port: number; close(): Promise<void> }> {
+export async function startBareKoa(): Promise<{ port: number; close(): Promise<void> }> {
   const app = new Koa();
   app.use((ctx) => {
     ctx.body = { ok: true };
@@ -136,13 +136,13 @@ async function startBareKoa(): Promise<{ port: number; close(): Promise<void> }>
   };
 }
 
-interface LoadRun {
+export interface LoadRun {
   rps: number;
   latenciesMs: number[];
   cost: RequestCost;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
 }
@@ -152,7 +152,7 @@ function medianCost(runs: LoadRun[]): RequestCost {
 }
 
 /** `total` POSTs spread over `connections` workers that each send the next one when theirs answers. */
-async function load(agent: http.Agent, target: Target, connections: number, total: number): Promise<LoadRun> {
+export async function load(agent: http.Agent, target: Target, connections: number, total: number): Promise<LoadRun> {
   let issued = 0;
   const latenciesMs: number[] = [];
   const worker = async (): Promise<void> => {

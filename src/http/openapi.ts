@@ -46,10 +46,19 @@ function response(r: ResponseSpec): Json {
   return out;
 }
 
-/** Every route that reads a body answers 413 over the limit (SPEC §4), said or not in its spec. */
-function withBodyLimit(spec: RouteSpec): RouteSpec['responses'] {
-  if (spec.body === undefined || spec.responses[413] !== undefined) return spec.responses;
-  return { ...spec.responses, 413: { description: 'body over TROUPE_MAX_BODY_BYTES (PAYLOAD_TOO_LARGE)', schema: errorSchema } };
+/**
+ * What any route may answer, said or not in its spec: 413 for a body over the limit (SPEC §4; a
+ * route that takes no body refuses one sent anyway), 500 INTERNAL, 503 when the store fails.
+ */
+function withCommonAnswers(spec: RouteSpec): RouteSpec['responses'] {
+  const out = { ...spec.responses };
+  out[413] ??= {
+    description: spec.body === undefined ? 'a body sent anyway, over TROUPE_MAX_BODY_BYTES (PAYLOAD_TOO_LARGE)' : 'body over TROUPE_MAX_BODY_BYTES (PAYLOAD_TOO_LARGE)',
+    schema: errorSchema,
+  };
+  out[500] ??= { description: 'an unexpected failure (INTERNAL, no details)', schema: errorSchema };
+  out[503] ??= { description: 'the store failed (STORE_ERROR)', schema: errorSchema, headers: ['Retry-After'] };
+  return out;
 }
 
 function security(spec: RouteSpec): Json[] | undefined {
@@ -72,7 +81,7 @@ function operation(spec: RouteSpec): Json {
     tags: [spec.tag],
     parameters: parameters(spec),
     security: security(spec),
-    responses: Object.fromEntries(Object.entries(withBodyLimit(spec)).map(([status, r]) => [status, response(r)])),
+    responses: Object.fromEntries(Object.entries(withCommonAnswers(spec)).map(([status, r]) => [status, response(r)])),
   };
   if (spec.description) op['description'] = spec.description;
   if (spec.body) {

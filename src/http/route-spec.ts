@@ -4,8 +4,9 @@
  */
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
+import { refuseOversizedBody } from './middleware/body.js';
 import { errorSchema } from './schemas.js';
 import type { AppState, Ctx } from './types.js';
 
@@ -46,6 +47,30 @@ export function errorResponse(description: string, headers?: readonly string[]):
   return { description, schema: errorSchema, ...(headers ? { headers } : {}) };
 }
 
+/**
+ * Routes whose sync answer a response block may set (execute, run, sync webhooks): the block
+ * chooses any status, so every status the route lists may also carry what such a block set,
+ * as JSON or as text, besides the route's own answer.
+ */
+export function orResponseBlock<R extends RouteSpec['responses']>(responses: R): R {
+  const out: RouteSpec['responses'] = { ...responses };
+  for (const [key, r] of Object.entries(responses)) {
+    if (key === 'default' || r === undefined) continue;
+    // 200 already says so: its schema is the envelope or the block's data (syncAnswerSchema)
+    if (key === '200') {
+      out[200] = { ...r, alsoContentTypes: [...new Set([...(r.alsoContentTypes ?? []), 'text/plain'])] };
+      continue;
+    }
+    out[Number(key)] = {
+      ...r,
+      description: `${r.description}; or, in sync mode, what a response block set with this status`,
+      ...(r.schema ? { schema: z.union([r.schema, z.unknown().describe('the data a response block set')]) } : {}),
+      alsoContentTypes: [...new Set([...(r.alsoContentTypes ?? []), 'text/plain'])],
+    };
+  }
+  return out as R;
+}
+
 export function toRouterPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
@@ -56,7 +81,10 @@ export function mount(router: Router<AppState>, specs: readonly RouteSpec[], adm
       ctx.state.route = spec.path;
       await next();
     };
+    // adminOrKey routes authenticate in their handler, which then refuses the body itself
+    const refuseBody = spec.body === undefined && spec.auth !== 'adminOrKey';
     const handler = async (ctx: Ctx): Promise<void> => {
+      if (refuseBody) await refuseOversizedBody(ctx);
       await spec.handler(ctx);
     };
     const chain = spec.auth === 'admin' ? [tag, admin, handler] : [tag, handler];
@@ -72,9 +100,19 @@ function zodToIssues(error: z.ZodError, prefix: string): ValidationIssue[] {
 }
 
 export function parseQuery<T extends z.ZodObject>(ctx: Ctx, schema: T): z.output<T> {
-  const parsed = schema.safeParse(ctx.query);
+  const parsed = schema.safeParse(withoutBlanks(ctx.query));
   if (!parsed.success) throw new ValidationError('INVALID_REQUEST', 'invalid query parameters', zodToIssues(parsed.error, ''));
   return parsed.data;
+}
+
+/**
+ * An empty parameter is an absent one: SPEC §4.1 writes the history route as
+ * `?status=&limit=&cursor=`, and a client filling that template with nothing means no filter.
+ */
+function withoutBlanks(query: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
+  const out = Object.create(null) as Record<string, string | string[] | undefined>;
+  for (const [name, value] of Object.entries(query)) if (value !== '') out[name] = value;
+  return out;
 }
 
 /** Reads the JSON body and validates it: 413, 400 INVALID_JSON, 400 INVALID_REQUEST. */

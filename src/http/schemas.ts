@@ -14,8 +14,13 @@ export const errorSchema = z.object({
 
 // ---- paths and queries ------------------------------------------------------------------------
 
+/** A whole number in decimal digits (a coerced number also took `0x10`, `1e1` and ` 5`). */
+function decimalParam(min: number, max: number) {
+  return z.string().regex(/^\d{1,15}$/, 'must be a whole number in decimal digits').transform(Number).pipe(z.number().int().min(min).max(max));
+}
+
 export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  limit: decimalParam(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   cursor: z.string().min(1).optional(),
 });
 
@@ -23,7 +28,7 @@ export const executionListQuery = pageQuery.extend({ status: z.enum(EXECUTION_ST
 
 export const eventsQuery = z.object({
   /** resume after this event number (the SSE `id`); the Last-Event-ID header does the same */
-  after: z.coerce.number().int().min(0).optional(),
+  after: decimalParam(0, Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export function page<T extends z.ZodType>(item: T) {

@@ -42,6 +42,8 @@ export class WorkflowService {
    * replace never renames).
    */
   async replace(id: string, doc: unknown): Promise<StoredWorkflow> {
+    // PUT never creates: an unknown id is 404 whatever the document holds
+    await this.get(id);
     if (isObject(doc) && doc['id'] !== undefined && doc['id'] !== id) {
       throw new ValidationError('INVALID_WORKFLOW', 'workflow is invalid (1 issue(s))', [
         { path: '/id', message: `must be "${id}" (the id in the URL) or absent` },

@@ -53,6 +53,26 @@ describe('http: execution records', () => {
     await h.http.delete('/api/workflows/A').set(auth).expect(204);
     await h.http.get(`/api/executions/${execId}`).set(auth).expect(200);
   });
+
+  it("a workflow created again under the same id is another workflow: its keys do not reach the old one's runs", async () => {
+    await h.http.delete('/api/workflows/A').set(auth).expect(204);
+    const again = (await deployed(h, echoWorkflow('A'))).key;
+    for (const path of [`/api/executions/${execId}`, `/api/executions/${execId}/events`]) {
+      const res = await h.http.get(path).set('X-API-Key', again);
+      expect([res.status, res.body.error?.code]).to.deep.equal([403, 'FORBIDDEN']);
+    }
+    const cancel = await h.http.post(`/api/executions/${execId}/cancel`).set('X-API-Key', again);
+    expect(cancel.status).to.equal(403);
+    const fresh = await h.http.post('/api/workflows/A/execute').set('X-API-Key', again).send({ city: 'Nice' }).expect(201);
+    await h.http.get(`/api/executions/${fresh.headers['x-execution-id'] as string}`).set('X-API-Key', again).expect(200);
+  });
+
+  it('asks for the admin token (WWW-Authenticate: Bearer) when no credentials come', async () => {
+    for (const res of [await h.http.get(`/api/executions/${execId}`), await h.http.post(`/api/executions/${execId}/cancel`)]) {
+      expect(res.status).to.equal(401);
+      expect(res.headers['www-authenticate']).to.equal('Bearer');
+    }
+  });
 });
 
 describe('http: execution events (SSE)', () => {
@@ -80,6 +100,10 @@ describe('http: execution events (SSE)', () => {
     // an EventSource that started with ?after= reconnects with the same URL and its Last-Event-ID: the later one wins
     const reconnect = await readSse(h.http.get(`/api/executions/${res.body.executionId as string}/events?after=1`).set(auth).set('Last-Event-ID', '3'));
     expect(reconnect.events.map((e) => e.id)).to.deep.equal([4, 5]);
+    for (const bad of ['abc', '1e3', '0x1', '-1', '99999999999999999999']) {
+      const refused = await h.http.get(`/api/executions/${res.body.executionId as string}/events`).set(auth).set('Last-Event-ID', bad);
+      expect([bad, refused.status, refused.body.error?.code]).to.deep.equal([bad, 400, 'INVALID_REQUEST']);
+    }
   });
 
   it('replays then follows a running execution live until done', async () => {
@@ -183,6 +207,13 @@ describe('http: execution history', () => {
     const second = await h.http.get(`/api/workflows/f/executions?limit=3&cursor=${first.body.nextCursor as string}`).set(auth).expect(200);
     expect(second.body.items.map((e: { id: string }) => e.id)).to.deep.equal([ids[0]]);
     expect(second.body.nextCursor).to.equal(null);
+    // the SPEC's template filled with nothing: no filter, the default page
+    const blank = await h.http.get('/api/workflows/f/executions?status=&limit=&cursor=').set(auth).expect(200);
+    expect(blank.body.items).to.have.length(4);
+    for (const limit of ['0x10', '1e1', ' 5', '2.0', '0']) {
+      const refused = await h.http.get(`/api/workflows/f/executions?limit=${encodeURIComponent(limit)}`).set(auth);
+      expect([limit, refused.status]).to.deep.equal([limit, 400]);
+    }
   });
 
   it('filters by status; 404 for an unknown workflow; 400 for a bad status', async () => {

@@ -84,7 +84,17 @@ describe('http: service routes', () => {
     expect(execute.responses).to.include.keys('200', '202', '400', '401', '403', '404', '413', '422', '429', '500', '503', '504');
     expect(execute.security).to.deep.equal([{ apiKey: [] }]);
     // the three modes: JSON or an event stream, chosen by the body or by these headers
-    expect(execute.responses['200']?.content).to.have.keys('application/json', 'text/event-stream');
+    expect(execute.responses['200']?.content).to.have.keys('application/json', 'text/event-stream', 'text/plain');
+    // a response block sets any status: a listed one also carries its data (any JSON, or text)
+    const notFound = execute.responses['404']?.content as Record<string, { schema: { anyOf?: unknown[] } }>;
+    expect(notFound['application/json']!.schema.anyOf).to.deep.include({ description: 'the data a response block set' });
+    expect(notFound).to.have.property('text/plain');
+    // any route may answer 413 (a body over the limit, even where none is taken), 500 and 503
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        expect((op as { responses: object }).responses, `${method} ${path}`).to.include.keys('413', '500', '503');
+      }
+    }
     expect(execute.parameters.map((p) => `${p.in}:${p.name}`)).to.include.members(['header:X-Execution-Mode', 'header:X-API-Key']);
   });
 

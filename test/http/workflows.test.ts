@@ -123,6 +123,21 @@ describe('http: workflows (admin)', () => {
     expect(res.body.error.code).to.equal('PAYLOAD_TOO_LARGE');
   });
 
+  it('answers 413 on routes that take no body too, after their authentication, and nothing is done', async () => {
+    await h.http.post('/api/workflows').set(auth).send(echoWorkflow('w')).expect(201);
+    const big = JSON.stringify({ pad: 'x'.repeat(5000) });
+    const send = (req: ReturnType<typeof h.http.post>) => req.set('Content-Type', 'application/json').send(big);
+    for (const req of [h.http.post('/api/workflows/w/deploy').set(auth), h.http.post('/api/workflows/w/keys').set(auth),
+      h.http.get('/api/workflows').set(auth), h.http.delete('/api/workflows/w/deploy').set(auth),
+      h.http.get('/api/workflows/w/executions').set(auth)]) {
+      const res = await send(req);
+      expect([res.status, res.body.error?.code]).to.deep.equal([413, 'PAYLOAD_TOO_LARGE']);
+    }
+    expect((await send(h.http.post('/api/workflows/w/deploy'))).status).to.equal(401);
+    expect(await h.store.deployments.get('w')).to.equal(null);
+    expect(await h.store.apiKeys.listByWorkflow('w')).to.have.length(0);
+  });
+
   it('replaces a workflow: version increments, the id in the body must match the path', async () => {
     await h.http.post('/api/workflows').set(auth).send(echoWorkflow('w')).expect(201);
     const v2 = await h.http.put('/api/workflows/w').set(auth).send({ ...echoWorkflow('w'), name: 'Echo 2' }).expect(200);
@@ -138,6 +153,9 @@ describe('http: workflows (admin)', () => {
     expect(invalid.status).to.equal(422);
     expect((await h.http.get('/api/workflows/w').set(auth)).body.version).to.equal(3);
     await h.http.put('/api/workflows/nope').set(auth).send(echoWorkflow('nope')).expect(404);
+    // PUT never creates: an unknown id is 404 even with another id in the body, or an invalid document
+    await h.http.put('/api/workflows/nope').set(auth).send(echoWorkflow('w')).expect(404);
+    await h.http.put('/api/workflows/nope').set(auth).send({ blocks: [] }).expect(404);
   });
 
   it('a GET body can be PUT back as is', async () => {

@@ -105,3 +105,14 @@ export function bodyReader(limit: number): Middleware<AppState> {
     await next();
   };
 }
+
+/**
+ * For routes that take no body: a body sent anyway is still held to the limit (SPEC §4: bodies
+ * over it get 413 on every route), so it is read (and dropped) once the route's authentication
+ * has passed. A request that announces no body costs nothing.
+ */
+export async function refuseOversizedBody(ctx: { req: IncomingMessage; state: Pick<AppState, 'readBody'> }): Promise<void> {
+  const { headers } = ctx.req;
+  if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
+  await ctx.state.readBody();
+}

@@ -10,7 +10,7 @@ import { TroupeError } from '../../errors.js';
 import type { Services } from '../../service/index.js';
 import { unauthorized } from '../middleware/auth.js';
 import { respondToExecution, type ExecutionMode } from '../respond.js';
-import { checkBody, errorResponse, param, type ResponseSpec, type RouteSpec } from '../route-spec.js';
+import { checkBody, errorResponse, orResponseBlock, param, type ResponseSpec, type RouteSpec } from '../route-spec.js';
 import { acceptedSchema, executeBodyDoc, executeEnvelope, syncAnswerSchema, syncResultSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
 
@@ -165,13 +165,13 @@ export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
         + 'workflow, 403 NOT_DEPLOYED, 400 INVALID_JSON, 429 RATE_LIMITED, then 422 INVALID_INPUT and 503 OVERLOADED.',
       body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
       requestHeaders: MODE_HEADERS,
-      responses: {
+      responses: orResponseBlock({
         ...executionResponses(),
         401: errorResponse('no, unknown or revoked API key (UNAUTHORIZED)'),
         403: errorResponse('key of another workflow (FORBIDDEN) or workflow not deployed (NOT_DEPLOYED)'),
         404: errorResponse('unknown workflow (NOT_FOUND)'),
         429: errorResponse('too many requests for this key (RATE_LIMITED)', ['Retry-After']),
-      },
+      }),
       handler: (ctx) => execute(ctx, s, logger),
     },
     {
@@ -179,11 +179,11 @@ export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
       summary: 'Manual trigger on the current version (deployed or not); body and answers as execute',
       body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
       requestHeaders: MODE_HEADERS,
-      responses: {
+      responses: orResponseBlock({
         ...executionResponses(),
         401: errorResponse('no or wrong admin token (UNAUTHORIZED)'),
         404: errorResponse('unknown workflow (NOT_FOUND)'),
-      },
+      }),
       handler: (ctx) => run(ctx, s, logger),
     },
   ];

@@ -4,10 +4,11 @@
  * then the execution (404), then the key (401 unknown/revoked, 403 other workflow).
  */
 import type { Logger } from 'pino';
-import { TroupeError } from '../../errors.js';
+import { TroupeError, ValidationError } from '../../errors.js';
 import type { ExecutionDetail } from '../../service/executions.js';
 import type { Services } from '../../service/index.js';
 import { hasAdminToken, unauthorized } from '../middleware/auth.js';
+import { refuseOversizedBody } from '../middleware/body.js';
 import { executionView } from '../present.js';
 import { streamEvents } from '../respond.js';
 import { errorResponse, param, parseQuery, type RouteSpec } from '../route-spec.js';
@@ -16,14 +17,33 @@ import type { Ctx } from '../types.js';
 
 async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
   const id = param(ctx, 'id');
-  if (hasAdminToken(ctx.get('Authorization'), adminToken)) return s.executions.get(id);
+  if (hasAdminToken(ctx.get('Authorization'), adminToken)) {
+    const rec = await s.executions.get(id);
+    await refuseOversizedBody(ctx);
+    return rec;
+  }
   const presented = ctx.get('X-API-Key');
-  if (presented === '') throw unauthorized('an admin token or an API key of the workflow is required');
+  if (presented === '') {
+    ctx.set('WWW-Authenticate', 'Bearer');
+    throw unauthorized('an admin token or an API key of the workflow is required');
+  }
   const rec = await s.executions.get(id);
   const key = await s.keys.authenticate(presented);
   if (key === null) throw unauthorized('unknown or revoked API key');
-  if (key.workflowId !== rec.workflowId) throw new TroupeError('FORBIDDEN', "this API key does not belong to the execution's workflow");
+  if (key.workflowId !== rec.workflowId || !(await ranUnderCurrentWorkflow(s, rec))) {
+    throw new TroupeError('FORBIDDEN', "this API key does not belong to the execution's workflow");
+  }
+  await refuseOversizedBody(ctx);
   return rec;
+}
+
+/**
+ * A workflow deleted and created again under the same id is another workflow: its keys do not
+ * reach the runs of the one before (whose history it does not list either, docs/http.md).
+ */
+async function ranUnderCurrentWorkflow(s: Services, rec: ExecutionDetail): Promise<boolean> {
+  const workflow = await s.workflows.get(rec.workflowId);
+  return rec.createdAt === undefined || rec.createdAt >= workflow.createdAt;
 }
 
 /**
@@ -33,8 +53,11 @@ async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): P
  */
 function lastEventId(ctx: Ctx): number {
   const q = parseQuery(ctx, eventsQuery);
-  const header = Number(ctx.get('Last-Event-ID'));
-  return Math.max(q.after ?? 0, Number.isInteger(header) && header > 0 ? header : 0);
+  const header = ctx.get('Last-Event-ID').trim();
+  if (header !== '' && !/^\d{1,15}$/.test(header)) {
+    throw new ValidationError('INVALID_REQUEST', 'invalid Last-Event-ID', [{ path: '/Last-Event-ID', message: 'must be an event number in decimal digits' }]);
+  }
+  return Math.max(q.after ?? 0, header === '' ? 0 : Number(header));
 }
 
 const auth401 = errorResponse('no admin token or API key, or an unknown or revoked key (UNAUTHORIZED)');
@@ -60,11 +83,11 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
       query: eventsQuery,
       requestHeaders: [{ name: 'Last-Event-ID', description: 'resume after this event number (with `after`, the later of the two)' }],
       responses: { 200: { description: 'text/event-stream; each event has `id` (its sequence number), `event` and JSON `data`',
-        contentType: 'text/event-stream', headers: ['X-Execution-Id'] }, 400: errorResponse('invalid query (INVALID_REQUEST)'),
+        contentType: 'text/event-stream', headers: ['X-Execution-Id'] }, 400: errorResponse('invalid query or Last-Event-ID (INVALID_REQUEST)'),
         401: auth401, 403: auth403, 404: unknown404 },
       handler: async (ctx) => {
-        const after = lastEventId(ctx);
         const rec = await authorizedExecution(ctx, s, adminToken);
+        const after = lastEventId(ctx);
         ctx.set('X-Execution-Id', rec.id);
         streamEvents(ctx, s.executions, rec.id, logger, after);
       },

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Services } from '../../service/index.js';
 import { respondToExecution } from '../respond.js';
-import { errorResponse, param, type RouteSpec } from '../route-spec.js';
+import { errorResponse, orResponseBlock, param, type RouteSpec } from '../route-spec.js';
 import { syncAnswerSchema, syncResultSchema, webhookAcceptedSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
 
@@ -51,7 +51,7 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
         + 'before the answer; a delivery id seen within 24 h (`X-GitHub-Delivery`, the Stripe event id, `Idempotency-Key`, '
         + '`X-Delivery-Id`) is acknowledged with `duplicate: true` and starts nothing.',
       body: { schema: z.unknown(), required: false, description: 'What the provider sends: JSON, form fields or text (decoded by Content-Type); signed as raw bytes' },
-      responses: {
+      responses: orResponseBlock({
         200: {
           description: 'responseMode sync (or a Slack url_verification: `{ challenge }`): as execute (the result envelope, or the response block\'s answer)',
           schema: syncAnswerSchema('the data a response block set, or { challenge }'), headers: ['X-Execution-Id'],
@@ -66,7 +66,7 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
         503: errorResponse('sync mode, no capacity (OVERLOADED)', ['Retry-After']),
         504: { description: 'sync: the execution exceeded its time limit', schema: syncResultSchema },
         default: { description: 'sync, when a response block ran: the status, headers and data it set', schema: z.unknown(), headers: ['X-Execution-Id'] },
-      },
+      }),
       handler: (ctx) => receive(ctx, s, logger),
     },
   ];

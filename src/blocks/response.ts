@@ -4,12 +4,13 @@ import { hasPlaceholder } from '../model/ref-parse.js';
 import { keyValueEntries, keyValuesSchema } from './schemas.js';
 import type { BlockType } from './types.js';
 
-const STATUS_RULE = 'status must be an integer from 100 to 599';
+// 1xx are interim answers, never a final one: sent as the answer, the client waits for the real one
+const STATUS_RULE = 'status must be an integer from 200 to 599';
 
-/** A status given as a number or as digits, when it is one (100–599); null otherwise. */
+/** A status given as a number or as digits, when it is one (200–599); null otherwise. */
 function statusOf(status: unknown): number | null {
   const n = typeof status === 'string' && /^\s*\d+\s*$/.test(status) ? Number(status) : status;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 100 && n <= 599 ? n : null;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 200 && n <= 599 ? n : null;
 }
 
 /** RFC 9110 token characters: anything else cannot be a header name. */
@@ -19,7 +20,7 @@ export const responseConfigSchema = z.object({
   // A string is a reference (resolved before run) or a status in digits such as "201".
   status: z
     .union([
-      z.number().int(STATUS_RULE).min(100, STATUS_RULE).max(599, STATUS_RULE),
+      z.number().int(STATUS_RULE).min(200, STATUS_RULE).max(599, STATUS_RULE),
       z.string().refine((s) => hasPlaceholder(s) || statusOf(s) !== null, STATUS_RULE),
       z.null(),
     ])
@@ -42,7 +43,13 @@ export function responseStatus(status: unknown): number {
   return n;
 }
 
-/** Header values as text (objects as JSON); null drops a header; line breaks are refused. */
+/**
+ * What Node sends in a header value: tab, visible ASCII and Latin-1. Anything else (a line
+ * break, a control character, `☃`) would fail the answer after the run completed.
+ */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Header values as text (objects as JSON); null drops a header; what HTTP cannot carry is refused. */
 export function responseHeaders(headers: ResponseConfig['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of keyValueEntries(headers)) {
@@ -50,6 +57,9 @@ export function responseHeaders(headers: ResponseConfig['headers']): Record<stri
     if (value === null || value === undefined) continue;
     const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
     if (/[\r\n\0]/.test(text)) throw invalid(`response header "${name}" contains a line break or NUL character`);
+    if (!HEADER_VALUE.test(text)) {
+      throw invalid(`response header "${name}" holds a character HTTP header values cannot carry (control characters, or beyond U+00FF)`);
+    }
     out[name] = text;
   }
   return out;

@@ -10,8 +10,8 @@ import type { Ctx } from './types.js';
 
 export type ExecutionMode = 'sync' | 'async' | 'stream';
 
-/** Headers a response block may not set: framing is ours. */
-const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'x-execution-id']);
+/** Headers a response block may not set: framing, and the ids that tie the answer to our records, are ours. */
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'x-execution-id', 'x-request-id']);
 
 export function writeResult(ctx: Ctx, result: ExecutionResult): void {
   const response = result.status === 'completed' ? result.response : null;

@@ -78,7 +78,7 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     expect(issuesOf(doc)).to.deep.equal([
       '/blocks/1/config/url: url must be an absolute http or https URL',
       '/blocks/2/config/url: url must be http or https, not ftp:',
-      '/blocks/3/config/status: status must be an integer from 100 to 599',
+      '/blocks/3/config/status: status must be an integer from 200 to 599',
     ]);
   });
 

@@ -32,27 +32,33 @@ describe('blocks/response', () => {
     expect(result.output.headers).to.deep.equal({ 'Retry-After': '30', 'X-Meta': '{"a":1}' });
   });
 
-  it('refuses a status outside 100-599 or not a number after resolution', async () => {
+  it('refuses a status outside 200-599 or not a number after resolution', async () => {
     for (const status of [null]) {
       const err = await failure({ status });
       expect(err.code).to.equal('INVALID_CONFIG');
-      expect(err.message).to.match(/status must be an integer from 100 to 599/);
+      expect(err.message).to.match(/status must be an integer from 200 to 599/);
     }
     // text that is no status is refused by the schema itself: when the workflow is saved, or
     // (through the runtime's parse, INVALID_CONFIG) when a reference resolved to it
     for (const status of ['700', 'abc', '2.5']) {
       const parsed = responseConfigSchema.safeParse({ status });
       expect(parsed.success).to.equal(false);
-      expect(parsed.error?.issues[0]?.message).to.match(/status must be an integer from 100 to 599/);
+      expect(parsed.error?.issues[0]?.message).to.match(/status must be an integer from 200 to 599/);
     }
     expect(responseConfigSchema.safeParse({ status: '<api.status>' }).success).to.equal(true);
     expect(responseConfigSchema.safeParse({ status: 99 }).success).to.equal(false);
+    expect(responseConfigSchema.safeParse({ status: 101 }).success).to.equal(false);
+    expect(responseConfigSchema.safeParse({ status: '100' }).success).to.equal(false);
     expect(responseConfigSchema.safeParse({ status: 200.5 }).success).to.equal(false);
   });
 
   it('refuses header values with line breaks and invalid header names', async () => {
     expect((await failure({ headers: { 'X-A': 'ok\r\nSet-Cookie: evil=1' } })).message).to.match(/line break/);
     expect((await failure({ headers: { 'Bad Name': 'x' } })).message).to.match(/not a valid HTTP header name/);
+    for (const value of ['é☃', 'a\u0007b', '\u{1F600}']) {
+      expect((await failure({ headers: { 'X-A': value } })).message).to.match(/cannot carry/);
+    }
+    expect((await run({ headers: { 'X-A': 'café\tok' } })).output.headers).to.deep.equal({ 'X-A': 'café\tok' });
   });
 
   it('has no outgoing handles and validates its config', () => {

@@ -37,6 +37,15 @@ describe('http: execute', () => {
       expect(res.headers['x-execution-id']).to.be.a('string');
     });
 
+    it('a response block cannot set the ids that tie the answer to the records', async () => {
+      const wf = echoWorkflow('spoof');
+      (wf['blocks'] as { config: Record<string, unknown> }[])[1]!.config['headers'] = { 'X-Request-Id': 'forged', 'X-Execution-Id': 'forged', 'X-Ok': 'kept' };
+      const { key } = await deployed(h, wf);
+      const res = await exec(h, 'spoof').set('X-API-Key', key).set('X-Request-Id', 'mine-1').send({ city: 'Lyon' });
+      expect([res.status, res.headers['x-ok'], res.headers['x-request-id']]).to.deep.equal([201, 'kept', 'mine-1']);
+      expect(res.headers['x-execution-id']).to.not.equal('forged');
+    });
+
     it('answers 500 with success false and the failing block', async () => {
       const { key } = await deployed(h, failWorkflow('f'));
       const res = await exec(h, 'f').set('X-API-Key', key).send({});

@@ -8,7 +8,7 @@
  * (a pid file would need guessing whether its pid still means the same process). `troupe
  * deploy`, `troupe run` and the store's own connections never touch this file.
  */
-import { ensureDataDir } from '../store/data-dir.js';
+import { ensureDataDir, ownerOnlyFile } from '../store/data-dir.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { TroupeError } from '../errors.js';
@@ -23,6 +23,7 @@ export interface DataDirLock {
 export function lockDataDir(dataDir: string): DataDirLock {
   ensureDataDir(dataDir);
   const path = join(dataDir, LOCK_FILE);
+  ownerOnlyFile(path);
   const db = new Database(path, { timeout: 0 });
   try {
     db.pragma('journal_mode = MEMORY'); // no journal file beside the lock: nothing here needs a rollback on disk

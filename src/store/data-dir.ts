@@ -1,5 +1,5 @@
 /** The data dir (TROUPE_DATA_DIR): the SQLite store, the lock and the generated keys live there. */
-import { mkdirSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { TroupeError } from '../errors.js';
 
@@ -39,4 +39,20 @@ function kindOf(path: string): 'dir' | 'other' | 'missing' {
 
 function badDataDir(dir: string, why: string, cause?: unknown): TroupeError {
   return new TroupeError('INVALID_CONFIG', `TROUPE_DATA_DIR ${dir} cannot be used: ${why}`, { cause });
+}
+
+/**
+ * Makes a file of the data dir readable by its owner only (0600), creating it empty when it is
+ * missing, before SQLite opens it: SQLite gives its -wal and -shm files the database file's
+ * mode, and those files hold execution data, webhook payloads and chat histories. A file that
+ * cannot be changed (another owner) is left as it is: opening it says what is wrong, if anything.
+ */
+export function ownerOnlyFile(path: string): void {
+  if (path === ':memory:' || path === '') return;
+  try {
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
+  } catch {
+    // not ours to change; the open that follows reports a real problem
+  }
 }

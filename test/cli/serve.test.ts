@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -69,6 +69,11 @@ describe('troupe serve (child process)', function () {
     expect(statSync(join(data, 'secret-key')).mode & 0o777).to.equal(0o600);
     expect(statSync(data).mode & 0o777).to.equal(0o700);
     await waitFor(() => /curl -s -X POST/.test(proc?.stdout() ?? ''), 30_000);
+    // the database and its WAL hold execution data, webhook payloads and chat histories
+    for (const file of ['troupe.db', 'troupe.db-wal', 'troupe.db-shm', 'serve.lock']) {
+      if (existsSync(join(data, file))) expect(statSync(join(data, file)).mode & 0o777, file).to.equal(0o600);
+    }
+    expect(existsSync(join(data, 'troupe.db'))).to.equal(true);
     const first = proc.stdout();
     expect(first.split(token).length - 1, 'token printed exactly once').to.equal(1);
     expect((await call(proc.url, 'GET', '/api/workflows', { token })).status).to.equal(200);
@@ -86,7 +91,7 @@ describe('troupe serve (child process)', function () {
     expect(await proc.exited).to.equal(0);
 
     proc = await startServe(data, ['--demo']);
-    await waitFor(() => /already deployed/.test(proc?.stdout() ?? ''), 30_000);
+    await waitFor(() => /already deployed[\s\S]*the admin token is in/.test(proc?.stdout() ?? ''), 30_000);
     const second = proc.stdout();
     expect(second).to.not.contain(token);
     expect(second).to.contain(tokenFile);

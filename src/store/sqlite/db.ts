@@ -1,6 +1,7 @@
 /** Opening the SQLite file: pragmas and migrations. */
 import Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
+import { ownerOnlyFile } from '../data-dir.js';
 import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
@@ -27,6 +28,7 @@ export function connectionPragmas(synchronous: 'NORMAL' | 'FULL'): string[] {
 
 export function openDb(path: string, opts: SqliteOptions = {}): Db {
   let db: Db;
+  ownerOnlyFile(path);
   try {
     db = new Database(path);
   } catch (err) {

@@ -1,24 +1,20 @@
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
 import { isTroupeError } from '../errors.js';
 import { AdminApiError, AdminClient } from '../server/admin-client.js';
 import { curlExecute } from '../server/demo.js';
 import { adminTokenPath, readSecretFile } from '../server/secrets-at-rest.js';
 import { serviceUrl } from '../server/urls.js';
+import { commandLine } from './args.js';
 import { readJsonFile } from './files.js';
 
-const USAGE = 'usage: troupe deploy <workflow.json> [--url http://127.0.0.1:3000] [--token <admin token>]';
+const USAGE = 'usage: troupe deploy <workflow.json> [--url <base url; default from TROUPE_HOST and TROUPE_PORT>] [--token <admin token>] [--json]';
 
 /**
  * `troupe deploy <file>`: create or replace the workflow on a running service, deploy it, print
  * the endpoint and the new API key. Exit code 1 on any refusal, with every validation issue.
  */
 export async function deployCommand(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { url: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' } },
-  });
+  const { positionals, values } = commandLine(args, { url: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' } }, 1);
   const file = positionals[0];
   if (file === undefined) {
     process.stderr.write(USAGE + '\n');

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../config/load.js';
 import { isTroupeError } from '../errors.js';
+import { ArgumentError } from './args.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 
@@ -47,8 +48,9 @@ function issueLines(details: unknown): string {
   return issues.map((i: { path?: string; message?: string }) => `  ${i.path || '/'}: ${i.message ?? ''}\n`).join('');
 }
 
-/** node:util parseArgs refusing the command line (ERR_PARSE_ARGS_*). */
+/** node:util parseArgs refusing the command line (ERR_PARSE_ARGS_*), or our stricter checks (args.ts). */
 function isArgumentError(err: unknown): err is Error {
+  if (err instanceof ArgumentError) return true;
   return err instanceof Error && String((err as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS_');
 }
 

@@ -1,19 +1,15 @@
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
 import { openRuntime } from '../main.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import { MAX_TIMER_MS } from '../model/schema.js';
 import { loadWorkflow } from '../runtime/workflows.js';
+import { commandLine } from './args.js';
 import { readJsonFile, parseJson } from './files.js';
 import { formatEvent, formatResult, RunningBlocks, StreamedText } from './progress.js';
 
 export async function runCommand(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { input: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } },
-  });
+  const { positionals, values } = commandLine(args, { input: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } }, 1);
   const file = positionals[0];
   if (file === undefined) {
     process.stderr.write("usage: troupe run <workflow.json> [--input '<json>'] [--timeout <ms>] [--json]\n");

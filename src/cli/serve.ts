@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
 import { runDemo } from '../server/demo.js';
+import { commandLine } from './args.js';
 import { createServiceLogger } from '../server/logger.js';
 import { SHUTDOWN_GRACE_MS, startService, type Service } from '../server/service.js';
 
@@ -10,7 +10,7 @@ const out = (line: string): void => {
 
 /** `troupe serve [--demo]`: runs until SIGINT/SIGTERM, then shuts down gracefully. */
 export async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { demo: { type: 'boolean' } } });
+  const { values } = commandLine(args, { demo: { type: 'boolean' } }, 0);
   const config = loadConfig();
   const logger = createServiceLogger(config);
   const service = await startService(config, { logger });

@@ -1,11 +1,11 @@
-import { parseArgs } from 'node:util';
 import { blockTypeRegistry } from '../blocks/index.js';
 import { validateWorkflow } from '../model/validate.js';
 import { withName } from '../runtime/workflows.js';
+import { commandLine } from './args.js';
 import { readJsonFile } from './files.js';
 
 export async function validateCommand(args: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const { positionals } = commandLine(args, {}, 1);
   const file = positionals[0];
   if (file === undefined) {
     process.stderr.write('usage: troupe validate <workflow.json>\n');

@@ -124,6 +124,14 @@ describe('troupe CLI: run and validate', function () {
     const url = troupe(['deploy', 'examples/hello.json', '--url', '127.0.0.1:3000', '--token', 'x'], dir);
     expect(url.code).to.equal(2);
     expect(url.stderr).to.contain('--url must be the service');
+    // given twice, or one argument too many: refused, not silently dropped
+    for (const args of [['run', 'examples/branching.json', '--input', '{}', '--input', '{"a":1}'], ['validate', 'examples/hello.json', 'extra'],
+      ['run', 'examples/hello.json', 'examples/branching.json'], ['serve', 'oops']]) {
+      const bad = troupe(args, dir);
+      expect([args.join(' '), bad.code]).to.deep.equal([args.join(' '), 2]);
+      expect(bad.stderr).to.match(/more than once|unexpected argument/i);
+      expect(bad.stderr).to.contain('usage:');
+    }
     const help = troupe(['run', '--help'], dir);
     expect(help.code).to.equal(0);
     expect(help.stdout).to.contain('--json');

@@ -59,7 +59,7 @@ export function createAddressPolicy(options: AddressPolicyOptions): AddressPolic
       const reason = nonPublicReason(ip);
       if (reason === null) return null;
       if (hostAllowed(hostname) || allow.cidrs.some((c) => cidrContains(c, ip))) return null;
-      return `${address} is a ${reason} address`;
+      return `${address} is ${/^[aeiou]/.test(reason) ? 'an' : 'a'} ${reason} address`;
     },
   };
 }

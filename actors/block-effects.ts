@@ -1,4 +1,5 @@
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import { getOwn, hasOwn, setOwn } from '../src/model/own.js';
 import { activatedConnections } from '../src/model/readiness.js';
 import { redactSecrets } from '../src/model/secrets.js';
 import { redactionValues, type BlockOutcome } from '../src/runtime/run-block.js';
@@ -17,7 +18,7 @@ export function publishDownstream(ctx: BlockContext, handles: readonly string[],
   for (const conn of ctx.block.outgoing) {
     const carried: Record<string, unknown> = {};
     for (const name of ctx.workflow.carry.get(conn.index) ?? []) {
-      if (name in known) carried[name] = known[name];
+      if (hasOwn(known, name)) setOwn(carried, name, getOwn(known, name));
     }
     const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried, s: ctx.scopeKey, b: conn.to };
     ctx.bus.publish(blockInbox(ctx.prefix, ctx.run.executionId, ctx.scopeKey, conn.to), msg);

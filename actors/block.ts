@@ -3,6 +3,7 @@ import { isContainerType, type AnyBlockType, type BlockType } from '../src/block
 import type { Bus } from '../src/bus/types.js';
 import { errorInfo } from '../src/errors.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
+import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
 import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
@@ -240,7 +241,7 @@ function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): Bloc
   const { c, a, o } = msg;
   if (context.inputs.get(c) !== 'pending') return snapshot;
   context.inputs.set(c, a ? 'active' : 'inactive');
-  Object.assign(context.known, o);
+  assignOwn(context.known, o);
   context.pending -= 1;
   if (a) context.active += 1;
   const readiness = readinessFromCounts(context.inputs.size, context.pending, context.active);

@@ -14,8 +14,8 @@
  * The identifier prefix is lengthened with `_` until it does not occur in the source.
  */
 import { lexRegions, type Region } from './js-lexer.js';
-import { findReferences, findSecretTokens } from './ref-parse.js';
-import { lookupReference, lookupSecret, toText, type ReferenceScope } from './resolve.js';
+import { findReferences, findSecretTokens, readingFor } from './ref-parse.js';
+import { lookupReference, lookupSecret, toText, withoutOverlaps, type ReferenceScope } from './resolve.js';
 
 export interface BoundCode {
   source: string;
@@ -33,13 +33,15 @@ function codeTokens(source: string, scope: ReferenceScope): CodeToken[] {
   const tokens: CodeToken[] = [];
   for (const ref of findReferences(source)) {
     const hit = lookupReference(ref, scope);
-    if (hit.found) tokens.push({ start: ref.start, end: ref.end, key: `r:${ref.root}:${JSON.stringify(ref.path)}`, value: hit.value });
+    if (!hit.found) continue;
+    const read = readingFor(ref, scope.blockNames);
+    tokens.push({ start: ref.start, end: ref.end, key: `r:${read.root}:${JSON.stringify(read.path)}`, value: hit.value });
   }
   for (const token of findSecretTokens(source)) {
     const value = lookupSecret(scope.secrets, token.name);
     if (value !== undefined) tokens.push({ start: token.start, end: token.end, key: `s:${token.name}`, value });
   }
-  return tokens.sort((a, b) => a.start - b.start);
+  return withoutOverlaps(tokens);
 }
 
 /** Lexing runs on a copy where tokens are masked, so `{{X}}` braces or `<a.b> / 2` cannot mislead it. */

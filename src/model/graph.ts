@@ -8,7 +8,7 @@
 import { carrySets, computeNeeds } from './carry.js';
 import { normalizeName } from './names.js';
 import { findSecretNames } from './secrets.js';
-import { classifyReference, collectReferences, referenceableNames } from './ref-parse.js';
+import { collectReferences, interpretReference, referenceableNames } from './ref-parse.js';
 import type { CompiledBlock, CompiledConnection, CompiledWorkflow } from './compiled.js';
 import type { BlockDef, BlockTypeRegistry, WorkflowDef } from './types.js';
 
@@ -27,7 +27,10 @@ function enabledIds(defs: readonly BlockDef[]): Set<string> {
 
 function blockReferences(config: Record<string, unknown>, names: ReadonlySet<string>): string[] {
   const out = new Set<string>();
-  for (const ref of collectReferences(config)) if (classifyReference(ref, names) === 'block') out.add(ref.root);
+  for (const token of collectReferences(config)) {
+    const { kind, ref } = interpretReference(token, names);
+    if (kind === 'block') out.add(ref.root);
+  }
   return [...out];
 }
 

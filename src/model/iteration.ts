@@ -3,6 +3,7 @@
  * over, when a loop goes on, which parallel branches may start. The container actor carries
  * them out.
  */
+import { setOwn } from './own.js';
 
 export type LoopKind = 'for' | 'forEach' | 'while' | 'doWhile';
 export type ParallelKind = 'count' | 'collection';
@@ -95,7 +96,7 @@ export function iterationResult(
   const result: Record<string, Record<string, unknown>> = {};
   for (const name of childNames) {
     const output = outputs.get(name);
-    if (output !== undefined) result[name] = output;
+    if (output !== undefined) setOwn(result, name, output);
   }
   return result;
 }

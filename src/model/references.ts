@@ -4,6 +4,7 @@ export {
   collectReferences,
   findReferences,
   findSecretTokens,
+  interpretReference,
   ITERATION_FIELDS,
   parseReference,
   REFERENCE_PREFIXES,

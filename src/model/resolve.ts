@@ -13,7 +13,7 @@
  *   coming out of a reference (e.g. user input holding "{{TOKEN}}") is never scanned again.
  */
 import { mapStrings, type PathSegment } from './json.js';
-import { classifyReference, findReferences, findSecretTokens, parseReference, type ParsedRef } from './ref-parse.js';
+import { findReferences, findSecretTokens, interpretReference, parseReference, type ParsedRef } from './ref-parse.js';
 import { normalizeName } from './names.js';
 
 export interface IterationScope {
@@ -86,8 +86,9 @@ function iterationValue(scope: IterationScope | undefined, path: readonly PathSe
 }
 
 /** `{ found: false }` when the candidate is not a reference and must be left as written. */
-export function lookupReference(ref: ParsedRef, scope: ReferenceScope): { found: boolean; value: unknown } {
-  switch (classifyReference(ref, scope.blockNames)) {
+export function lookupReference(token: ParsedRef, scope: ReferenceScope): { found: boolean; value: unknown } {
+  const { kind, ref } = interpretReference(token, scope.blockNames);
+  switch (kind) {
     case 'block': {
       const output = hasOwn(scope.outputs, ref.root) ? scope.outputs[ref.root] : null;
       return { found: true, value: navigate(output, ref.path) };
@@ -136,7 +137,21 @@ export function resolvedTokens(text: string, scope: ReferenceScope): Token[] {
       if (value !== undefined) tokens.push({ start: token.start, end: token.end, value });
     }
   }
-  return tokens.sort((a, b) => a.start - b.start);
+  return withoutOverlaps(tokens);
+}
+
+/**
+ * Tokens in order, each starting after the previous one ends. They overlap only when a block
+ * name holds a `{{NAME}}` (`<a{{B}}.x>`): the reference, which starts first, wins.
+ */
+export function withoutOverlaps<T extends { start: number; end: number }>(tokens: T[]): T[] {
+  tokens.sort((a, b) => a.start - b.start);
+  let end = 0;
+  return tokens.filter((t) => {
+    if (t.start < end) return false;
+    end = t.end;
+    return true;
+  });
 }
 
 export function resolveString(text: string, scope: ReferenceScope): unknown {

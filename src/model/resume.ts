@@ -5,6 +5,7 @@
  * yet settled what their settled upstream blocks decided. Completed blocks are not run again.
  */
 import type { CompiledWorkflow } from './compiled.js';
+import { assignOwn, hasOwn, setOwn } from './own.js';
 
 /** The part of a stored block log a resumption reads. */
 export interface PriorLog {
@@ -88,9 +89,9 @@ function replayMessages(workflow: CompiledWorkflow, settled: ReadonlyMap<string,
     if (cached !== undefined) return cached;
     const block = workflow.blocks.get(blockId);
     const out: Record<string, unknown> = {};
-    for (const conn of block?.incoming ?? []) if (settled.has(conn.from)) Object.assign(out, knownOf(conn.from));
+    for (const conn of block?.incoming ?? []) if (settled.has(conn.from)) assignOwn(out, knownOf(conn.from));
     const own = settled.get(blockId)?.output;
-    if (block !== undefined && own !== null && own !== undefined) out[block.normName] = own;
+    if (block !== undefined && own !== null && own !== undefined) setOwn(out, block.normName, own);
     known.set(blockId, out);
     return out;
   };
@@ -102,7 +103,7 @@ function replayMessages(workflow: CompiledWorkflow, settled: ReadonlyMap<string,
       if (settled.has(conn.to)) continue;
       const from = knownOf(prior.blockId);
       const carried: Record<string, unknown> = {};
-      for (const name of workflow.carry.get(conn.index) ?? []) if (name in from) carried[name] = from[name];
+      for (const name of workflow.carry.get(conn.index) ?? []) if (hasOwn(from, name)) setOwn(carried, name, from[name]);
       replay.push({ connection: conn.index, to: conn.to, active: activated.has(conn.index), carried });
     }
   }

@@ -4,6 +4,7 @@
  * Unknown keys are dropped (editors keep things like block positions next to the definition).
  */
 import { z } from 'zod';
+import { MAX_NAME_LENGTH } from './names.js';
 import type { BlockDef, ConnectionDef, TriggerDef, WorkflowDef } from './types.js';
 
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -23,7 +24,7 @@ export const retrySchema = z.object({
 export const blockSchema = z.object({
   id: idSchema,
   type: z.string().min(1, 'type is required'),
-  name: z.string().max(200).refine((s) => s.trim().length > 0, 'name must not be empty'),
+  name: z.string().max(MAX_NAME_LENGTH).refine((s) => s.trim().length > 0, 'name must not be empty'),
   config: z.record(z.string(), z.unknown()).default({}),
   enabled: z.boolean().optional(),
   parent: z.string().min(1).optional(),

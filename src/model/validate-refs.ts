@@ -4,7 +4,7 @@
  * references only inside a container of that kind. See ref-parse.ts for what is left alone.
  */
 import { toPointer } from './json.js';
-import { classifyReference, collectReferences, ITERATION_FIELDS, referenceableNames, type LocatedRef } from './ref-parse.js';
+import { collectReferences, interpretReference, ITERATION_FIELDS, referenceableNames, type LocatedRef } from './ref-parse.js';
 import type { BlockEntry, ValidationContext } from './validate-context.js';
 
 function unknownMessage(ctx: ValidationContext, ref: LocatedRef): string {
@@ -33,8 +33,8 @@ export function checkReferences(ctx: ValidationContext): void {
   const names = referenceableNames(ctx.blocks);
   for (const entry of ctx.blocks) {
     if (!entry.enabled) continue;
-    for (const ref of collectReferences(entry.def.config)) {
-      const kind = classifyReference(ref, names);
+    for (const token of collectReferences(entry.def.config)) {
+      const { kind, ref } = interpretReference(token, names);
       let message: string | null = null;
       if (kind === 'unknown') message = unknownMessage(ctx, ref);
       else if (kind === 'loop' || kind === 'parallel') message = iterationMessage(ctx, entry, ref, kind);

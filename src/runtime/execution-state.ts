@@ -2,6 +2,7 @@ import type { ErrorInfo } from '../errors.js';
 import { isoAt } from './iso.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
+import { getOwn, setOwn } from '../model/own.js';
 import type { ResumePlan } from '../model/resume.js';
 import type { BlockReport } from '../../actors/messages.js';
 import type { BlockLogEntry, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
@@ -31,7 +32,8 @@ export interface IterationState {
 
 /**
  * The execution actor's ledger. It is mutated in place on purpose: copying states, outputs and
- * logs on every report made each execution O(blocks²) in time and garbage.
+ * logs on every report made each execution O(blocks²) in time and garbage. Its objects are keyed
+ * by block id, which may be `__proto__` or `constructor`: written with setOwn, read with getOwn.
  */
 export class ExecutionLedger {
   readonly states: Record<string, BlockLogEntry['status']> = {};
@@ -44,13 +46,13 @@ export class ExecutionLedger {
   settledTopLevel = 0;
 
   constructor(private readonly workflow: CompiledWorkflow) {
-    for (const id of workflow.topLevel) this.states[id] = 'pending';
+    for (const id of workflow.topLevel) setOwn(this.states, id, 'pending');
   }
 
   started(blockId: string, at: number, iteration: IterationRef | null): BlockLogEntry {
     const log = startedLog(this.workflow, blockId, at, this.nextOrder++, iteration);
     this.logs.set(logKey(blockId, iteration), log);
-    if (iteration === null) this.states[blockId] = 'running';
+    if (iteration === null) setOwn(this.states, blockId, 'running');
     return log;
   }
 
@@ -60,11 +62,11 @@ export class ExecutionLedger {
     const log = settledLog(this.workflow, e, previous, previous?.order ?? this.nextOrder++);
     this.logs.set(key, log);
     if (e.iteration !== null) return log;
-    this.states[e.blockId] = e.status;
-    if (e.output !== null) this.outputs[e.blockId] = e.output;
+    setOwn(this.states, e.blockId, e.status);
+    if (e.output !== null) setOwn(this.outputs, e.blockId, e.output);
     for (const c of e.activated) this.activeConnections.push(c);
     const decision = decisionOf(log.blockType, e.output);
-    if (decision !== undefined) this.decisions[e.blockId] = decision;
+    if (decision !== undefined) setOwn(this.decisions, e.blockId, decision);
     this.settledTopLevel += 1;
     return log;
   }
@@ -76,12 +78,12 @@ export class ExecutionLedger {
    */
   resume(plan: ResumePlan): ReadonlySet<string> {
     for (const s of plan.settled) {
-      this.states[s.blockId] = s.status;
-      if (s.output !== null) this.outputs[s.blockId] = s.output;
+      setOwn(this.states, s.blockId, s.status);
+      if (s.output !== null) setOwn(this.outputs, s.blockId, s.output);
       for (const c of s.activated) this.activeConnections.push(c);
       const block = this.workflow.blocks.get(s.blockId);
       const decision = decisionOf(block?.type ?? '', s.output);
-      if (decision !== undefined) this.decisions[s.blockId] = decision;
+      if (decision !== undefined) setOwn(this.decisions, s.blockId, decision);
       this.settledTopLevel += 1;
     }
     this.nextOrder = Math.max(this.nextOrder, plan.nextOrder);
@@ -109,7 +111,7 @@ export class ExecutionLedger {
   iteration(e: IterationEvent): void {
     // a nested container's state is kept per enclosing iteration: `inner@outer#1`
     const key = logKey(e.containerId, e.outer ?? null);
-    this.iterations[key] = nextIterationState(this.iterations[key], e);
+    setOwn(this.iterations, key, nextIterationState(getOwn(this.iterations, key), e));
   }
 
   /**
@@ -122,11 +124,11 @@ export class ExecutionLedger {
       if (log.status !== 'running') continue;
       const durationMs = log.startedAt === null ? null : at - Date.parse(log.startedAt);
       this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs, attempts: Math.max(1, log.attempts) });
-      if (log.iteration === null) this.states[log.blockId] = 'cancelled';
+      if (log.iteration === null) setOwn(this.states, log.blockId, 'cancelled');
     }
     // those that had not started never will: an ended execution leaves no block pending (they
     // have no log, having never started)
-    for (const id of this.workflow.topLevel) if (this.states[id] === 'pending') this.states[id] = 'cancelled';
+    for (const id of this.workflow.topLevel) if (getOwn(this.states, id) === 'pending') setOwn(this.states, id, 'cancelled');
   }
 
   get allSettled(): boolean {
@@ -254,8 +256,8 @@ export function asResponse(output: Record<string, unknown>): ResponseOutput {
 export function finalOutput(workflow: CompiledWorkflow, data: Pick<ExecutionContextData, 'outputs' | 'states'>): unknown {
   const completed = new Map<string, Record<string, unknown>>();
   for (const id of workflow.topLevel) {
-    const output = data.outputs[id];
-    if (output !== undefined && data.states[id] === 'completed') completed.set(id, output);
+    const output = getOwn(data.outputs, id);
+    if (output !== undefined && getOwn(data.states, id) === 'completed') completed.set(id, output);
   }
   return selectFinalOutput(workflow, completed);
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { normalizeName } from '../../src/model/names.js';
 import {
   bindCode,
+  classifyReference,
   collectReferences,
   findReferences,
   findSecretNames,
@@ -47,9 +48,12 @@ describe('model/references parsing', () => {
     expect(parseReference('<a.b> <c>')).to.equal(null);
   });
 
-  it('does not see comparisons, closing tags or addresses as candidates', () => {
+  it('does not see spaced comparisons as candidates, and reads closing tags and addresses as text', () => {
     expect(findReferences('a < b && c > d')).to.deep.equal([]);
-    expect(findReferences('</div> <a@b.c> <div class="x">')).to.deep.equal([]);
+    // any character but `.`, `<`, `>` may be in a block name: these are candidates, but name no block
+    const refs = findReferences('</div> <a@b.c> <div class="x">');
+    expect(refs.map((r) => r.raw)).to.deep.equal(['</div>', '<a@b.c>', '<div class="x">']);
+    expect(refs.map((r) => classifyReference(r, scope.blockNames))).to.deep.equal(['text', 'text', 'text']);
     expect(findReferences('<div>').map((r) => r.root)).to.deep.equal(['div']);
   });
 

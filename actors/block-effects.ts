@@ -1,11 +1,12 @@
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
 import { getOwn, hasOwn, setOwn } from '../src/model/own.js';
 import { activatedConnections } from '../src/model/readiness.js';
-import { redactSecrets } from '../src/model/secrets.js';
-import { redactionValues, type BlockOutcome } from '../src/runtime/run-block.js';
+import { redactError, redactOutput } from '../src/model/redaction.js';
+import { redactionValues } from '../src/model/secret-forms.js';
+import type { BlockOutcome } from '../src/runtime/run-block.js';
 import { blockInbox } from '../src/bus/subjects.js';
 import type { BlockContext } from './block.js';
-import type { ContainerOutput } from './iteration.js';
+import { typeOfName, type ContainerOutput } from './iteration.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
@@ -83,7 +84,7 @@ export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOu
 export function containerOutcome(ctx: BlockContext, output: ContainerOutput, prepareError: unknown): BlockOutcome {
   const input = ctx.prepared !== null && 'recorded' in ctx.prepared ? ctx.prepared.recorded : null;
   const secretValues = redactionValues(ctx.run.secrets);
-  const recordedError = (error: ErrorInfo): ErrorInfo => redactSecrets(error, secretValues) as ErrorInfo;
+  const recordedError = (error: ErrorInfo): ErrorInfo => redactError(error, secretValues);
   if (prepareError !== null) return { kind: 'failed', error: recordedError(errorInfo(prepareError)), input, attempts: 1 };
   if (!output.ok) {
     return { kind: 'failed', error: recordedError(output.error ?? { code: 'INTERNAL', message: 'container failed' }), input, attempts: 1 };
@@ -91,6 +92,6 @@ export function containerOutcome(ctx: BlockContext, output: ContainerOutput, pre
   // the results hold the children's live outputs: recorded redacted, passed on as they are
   const live = { results: output.results };
   if (secretValues.length === 0) return { kind: 'completed', output: live, handles: ['success'], input, attempts: 1, errorHandled: false };
-  const recorded = redactSecrets(live, secretValues) as Record<string, unknown>;
+  const recorded = redactOutput(live, secretValues, ctx.block.type, typeOfName(ctx.workflow));
   return { kind: 'completed', output: recorded, live, handles: ['success'], input, attempts: 1, errorHandled: false };
 }

@@ -3,13 +3,14 @@ import type { AnyActorLogic } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
-import { redactSecrets } from '../src/model/secrets.js';
-import { redactionValues } from '../src/runtime/run-block.js';
+import { redactIterationResult, type TypeOfName } from '../src/model/redaction.js';
+import { redactionValues } from '../src/model/secret-forms.js';
 import { inboxKey, isResponseSettle } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
 import type { BlockActorInput } from './block.js';
 import type { BlockReport } from './messages.js';
 import type { IterationRef } from '../src/runtime/types.js';
+import type { CompiledWorkflow } from '../src/model/graph.js';
 
 /** What a container actor (loop or parallel) gets from the block actor of its container block. */
 export interface ContainerActorInput {
@@ -148,7 +149,15 @@ export function childFailure(event: Settled): ErrorInfo | null {
 
 /** An iteration's result as the record keeps it (its iteration state): secret values as ***. */
 export function recordedResult(owner: BlockActorInput, result: unknown): unknown {
-  return redactSecrets(result, redactionValues(owner.run.secrets));
+  return redactIterationResult(result, redactionValues(owner.run.secrets), typeOfName(owner.workflow));
+}
+
+/** The type of a block by its normalized name: which fields of a child's output are Troupe's. */
+export function typeOfName(workflow: CompiledWorkflow): TypeOfName {
+  return (name) => {
+    const id = workflow.byName.get(name);
+    return id === undefined ? undefined : workflow.blocks.get(id)?.type;
+  };
 }
 
 /** Folds a child's settled report into its iteration; returns the iteration's result when it is complete. */

@@ -4,9 +4,10 @@
  * references in one pass, so text that arrives through a reference is never read as a placeholder.
  */
 import { forEachString, mapStrings } from './json.js';
+import { escapeRegExp, REDACTED, redactText } from './redaction.js';
 import { findSecretTokens, secretPattern } from './ref-parse.js';
 
-export const REDACTED = '***';
+export { REDACTED, redactSecrets } from './redaction.js';
 
 /** Distinct secret names used in any string value, in order of first use. */
 export function findSecretNames(value: unknown): string[] {
@@ -25,24 +26,6 @@ export function substituteSecrets(value: unknown, secrets: Readonly<Record<strin
       Object.prototype.hasOwnProperty.call(secrets, name) ? (secrets[name] ?? whole) : whole,
     ),
   );
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/**
- * Deep copy where every occurrence of any secret value, in string values and in object keys,
- * becomes `***`. Longer values are matched first, so a secret that contains another is hidden
- * whole. Empty values are ignored (they would match everywhere).
- */
-export function redactSecrets(value: unknown, secretValues: readonly string[]): unknown {
-  if (secretValues.length === 0) return value;
-  const distinct = [...new Set(secretValues.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
-  if (distinct.length === 0) return value;
-  const pattern = new RegExp(distinct.map(escapeRegExp).join('|'), 'g');
-  const redact = (text: string): string => text.replace(pattern, REDACTED);
-  return mapStrings(value, redact, redact);
 }
 
 /** For recording configs: every `{{NAME}}` placeholder becomes `***`. */
@@ -87,7 +70,7 @@ export class StreamRedactor {
   private release(upTo: number): void {
     const out = this.pending.slice(0, upTo);
     this.pending = this.pending.slice(upTo);
-    if (out !== '') this.emit(redactSecrets(out, this.secrets) as string);
+    if (out !== '') this.emit(redactText(out, this.secrets));
   }
 }
 

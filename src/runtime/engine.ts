@@ -3,10 +3,10 @@ import { executionMachine, type ExecutionActorInput, type ExecutionSink } from '
 import { ExecutionRun, RECORDED, type ExecutionHandle, type RunOwner } from './execution-run.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
-import { redactSecrets } from '../model/references.js';
+import { redactInput } from '../model/redaction.js';
 import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
-import { redactionValues } from './run-block.js';
+import { redactionValues, withSentCredentials } from '../model/secret-forms.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
@@ -38,7 +38,7 @@ export class Engine implements RunOwner {
     if (!this.deps.bus.connected) throw unavailableError('executions cannot start while the bus is reconnecting to its server; retry later');
     const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId();
     const found = this.loadSecrets(workflow);
-    const secrets = found instanceof Map ? found : await found;
+    const secrets = withSentCredentials(workflow, found instanceof Map ? found : await found);
     const secretValues = redactionValues(secrets);
     // a resumed run's record exists already; its events go on after the stored ones
     if (req.resume !== undefined) this.persister?.continueFrom(id, req.resume.lastSeq);
@@ -59,7 +59,7 @@ export class Engine implements RunOwner {
     id: string,
     workflow: CompiledWorkflow,
     req: StartRequest,
-    secrets: Map<string, string>,
+    secrets: ReadonlyMap<string, string>,
     sink: ExecutionSink,
     startedAt: number,
   ): ExecutionActorInput {
@@ -186,15 +186,18 @@ export class Engine implements RunOwner {
   }
 }
 
-/** The record of an execution that has just started, with its secrets redacted. */
+/**
+ * The record of an execution that has just started, its input's secrets redacted. The trigger
+ * is Troupe's (its type and ids): kept as it is, since a resumed run and the metrics read it back.
+ */
 function runningRecord(id: string, req: StartRequest, secretValues: string[], startedAt: number): ExecutionRecord {
   return {
     id,
     workflowId: req.workflowId,
     version: req.version,
     status: 'running',
-    trigger: redactSecrets(req.trigger, secretValues),
-    input: redactSecrets(req.input, secretValues),
+    trigger: req.trigger,
+    input: redactInput(req.input, secretValues, req.trigger.type),
     output: null,
     error: null,
     startedAt: isoAt(startedAt),

@@ -1,6 +1,6 @@
 import type { Actor } from 'xstate';
 import type { executionMachine, ExecutionSink } from '../../actors/execution.js';
-import { redactSecrets } from '../model/references.js';
+import { redactText } from '../model/redaction.js';
 import type { ExecutionContextData } from './execution-state.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } from './types.js';
 
@@ -23,6 +23,8 @@ export interface ExecutionHandle {
   recorded: Promise<void>;
   cancel(): void;
   subscribe(listener: (event: ExecutionEvent) => void): () => void;
+  /** `text` with this run's secret values as `***`, as its record keeps them */
+  redactText(text: string): string;
 }
 
 type Listener = (event: ExecutionEvent) => void;
@@ -99,10 +101,14 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
       this.failed(new Error(`execution ${this.id} ended without a result`));
       return;
     }
-    this.final = redactSecrets(result, this.secretValues) as ExecutionResult;
+    this.final = recordedResult(result, this.secretValues);
     const written = this.owner.finishRecord(this.id, this.final, data);
     const both = this.recorded === RECORDED ? written : Promise.all([this.recorded, written]);
     both.then(this.finished.bind(this), this.failed.bind(this));
+  }
+
+  redactText(text: string): string {
+    return redactText(text, this.secretValues);
   }
 
   /** The actor's logic threw: the run has no result to give. */
@@ -126,4 +132,16 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
     this.owner.ended(this.id);
     this.rejectDone(err instanceof Error ? err : new Error(String(err)));
   }
+}
+
+/**
+ * The end of a run as it is recorded and answered. Only its error's message is user data left
+ * to redact: the output and the response are block outputs, redacted when their blocks settled,
+ * and the rest is Troupe's own (status, ids, timestamps), which a stored secret that happens to
+ * be an ordinary word ("completed") must not change: clients, the events and the metrics read it.
+ */
+function recordedResult(result: ExecutionResult, secretValues: readonly string[]): ExecutionResult {
+  const error = result.error;
+  if (error === null || secretValues.length === 0) return result;
+  return { ...result, error: { ...error, message: redactText(error.message, secretValues) } };
 }

@@ -7,12 +7,13 @@ import {
   findSecretNames,
   findSecretTokens,
   maskSecretPlaceholders,
-  redactSecrets,
   resolveConfig,
   resolveValue,
   StreamRedactor,
   type ReferenceScope,
 } from '../model/references.js';
+import { redactError, redactFields, redactOutput } from '../model/redaction.js';
+import { redactionValues } from '../model/secret-forms.js';
 
 /** Everything one block run needs; built by the block actor from its inputs. */
 export interface BlockRunInput {
@@ -54,52 +55,6 @@ export type BlockOutcome =
     }
   | { kind: 'failed'; error: ErrorInfo; input: unknown; attempts: number; attemptLog?: unknown[] };
 
-const redactionCache = new WeakMap<ReadonlyMap<string, string>, string[]>();
-
-/**
- * What redaction looks for: each secret value, its percent-encoded form (a secret placed in a
- * URL may come back encoded) and its JSON-escaped form (an error message that quotes a value
- * with JSON.stringify escapes its quotes and backslashes). Computed once per secrets map (one
- * per execution).
- */
-export function redactionValues(secrets: ReadonlyMap<string, string>): string[] {
-  const cached = redactionCache.get(secrets);
-  if (cached !== undefined) return cached;
-  const out = new Set<string>();
-  for (const value of secrets.values()) {
-    for (const form of sentForms(value)) {
-      out.add(form);
-      out.add(JSON.stringify(form).slice(1, -1));
-      for (const encoded of urlForms(form)) out.add(encoded);
-    }
-  }
-  const values = [...out];
-  redactionCache.set(secrets, values);
-  return values;
-}
-
-/**
- * The ways a value is percent-encoded on its way out, which an upstream may echo back: as a
- * path parameter or param (`encodeURIComponent`), in a URL's query (which also encodes `'`), and
- * in a form body (`+` for space, `!'()~` encoded).
- */
-function urlForms(value: string): string[] {
-  const component = encodeURIComponent(value);
-  return [component, component.replace(/'/g, '%27'), new URLSearchParams([['', value]]).toString().slice(1)];
-}
-
-/**
- * The forms a secret's value may take once sent: as it is, and as an HTTP header carries it
- * (surrounding whitespace trimmed, line breaks dropped), so an upstream echoing the header back
- * is redacted too. A form shorter than 4 characters is left out: it would blank unrelated text.
- */
-function sentForms(value: string): string[] {
-  if (value === '') return [];
-  const forms = new Set([value]);
-  for (const form of [value.trim(), value.replace(/[\r\n]+/g, '').trim()]) if (form.length >= 4) forms.add(form);
-  return [...forms];
-}
-
 /**
  * How a block run learns that its scope has ended: `aborted` without making a signal, `signal`
  * (made on first use) for what needs one (actors/cancel-scope.ts).
@@ -135,7 +90,7 @@ export async function runBlock(run: BlockRunInput, cancel: Cancellation): Promis
     }
   } catch (err) {
     chunks.sink?.flush();
-    return failed(redactSecrets(errorInfo(err), secretValues) as ErrorInfo, recordedInput, attempts);
+    return failed(redactError(errorInfo(err), secretValues), recordedInput, attempts);
   }
 }
 
@@ -146,9 +101,10 @@ interface Chunks {
 }
 
 function completed(run: BlockRunInput, result: BlockResult, input: unknown, attempts: number, secretValues: string[]): BlockOutcome {
-  const output = redactSecrets(result.output, secretValues) as Record<string, unknown>;
+  const output = redactOutput(result.output, secretValues, run.block.type);
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
-  const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: redactSecrets(result.attemptLog, secretValues) as unknown[] };
+  // not redacted: the attempts' numbers, statuses and error codes are Troupe's (AttemptInfo)
+  const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: result.attemptLog };
   const outcome: BlockOutcome = { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
   // set, not spread: this runs for every block, and most executions have no secret
   if (secretValues.length > 0) outcome.live = result.output;
@@ -232,11 +188,11 @@ export function prepareConfig(run: ConfigSource): PreparedConfig {
     // no `{{NAME}}` of its own: the run's and the record's resolution are the same pass
     const resolved = resolveConfig(raw, run.scope, codeFields);
     const shown = holdsSecretPlaceholder(resolved) ? maskSecretPlaceholders(resolved) : resolved;
-    return { config: parseConfig(run, resolved), recorded: redactSecrets(shown, values) };
+    return { config: parseConfig(run, resolved), recorded: redactFields(shown, values) };
   }
   const resolved = resolveConfig(raw, { ...run.scope, secrets: run.secrets }, codeFields);
   const shown = resolveConfig(raw, run.scope, codeFields);
-  const recorded = redactSecrets(maskSecretPlaceholders(shown), values);
+  const recorded = redactFields(maskSecretPlaceholders(shown), values);
   return { config: parseConfig(run, resolved), recorded };
 }
 

@@ -36,14 +36,21 @@ const MIN_UNNAMED_SECRET = 4;
 /**
  * A run's secrets before those it names: the process's own keys and every stored secret's
  * value (SPEC §3: every occurrence of a secret's value), under names no `{{NAME}}` can spell (a
- * ':'), so they are redacted and never readable. A stored value too short to redact where the
- * run does not name it (a secret `1` would blank unrelated text) is left out.
+ * ':'), so they are redacted and never readable. A value too short to redact where the run does
+ * not name it is left out: a secret `1` would blank unrelated text, and one of blanks (`"    "`)
+ * every run of spaces; so it is measured without its surrounding whitespace.
  */
 export function unnamedSecrets(processKeys: readonly string[] | undefined, stored: ReadonlyMap<string, string>): Map<string, string> {
   const found = new Map<string, string>();
-  processKeys?.forEach((value, i) => found.set(`process:${i}`, value));
-  for (const [name, value] of stored) if (value.length >= MIN_UNNAMED_SECRET) found.set(`stored:${name}`, value);
+  processKeys?.forEach((value, i) => {
+    if (redactedUnnamed(value)) found.set(`process:${i}`, value);
+  });
+  for (const [name, value] of stored) if (redactedUnnamed(value)) found.set(`stored:${name}`, value);
   return found;
+}
+
+function redactedUnnamed(value: string): boolean {
+  return value.trim().length >= MIN_UNNAMED_SECRET;
 }
 
 /** A run's secrets: those above, and the ones its workflow names, read from `source`. */

@@ -108,7 +108,10 @@ export class ChatMessages {
   private async run(chat: ChatDeployment, conversation: Conversation, loaded: LoadedWorkflow, input: { message: string; conversationId: string }): Promise<StartedMessage> {
     const trigger = { type: 'chat' as const, subdomain: chat.subdomain, conversationId: conversation.id };
     const handle = await this.deps.executions.start(loaded, input, trigger, { conversationId: conversation.id });
-    await this.append(conversation.id, { role: 'user', content: input.message, at: this.at() });
+    // kept as the execution record keeps it, secret values as `***`: the history is stored for
+    // good and handed to every later turn. This turn's run reads the message as it was typed
+    // (blocks compute on true data, docs/config.md); later turns read `***` in `history`.
+    await this.append(conversation.id, { role: 'user', content: handle.redactText(input.message), at: this.at() });
     const outputs = new Map<string, unknown>();
     const unsubscribe = handle.subscribe((e: ExecutionEvent) => {
       if (e.type === 'block.completed') outputs.set(e.data.blockId, e.data.output);

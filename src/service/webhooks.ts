@@ -13,9 +13,9 @@ import type { WebhookTrigger } from '../model/types.js';
 import { deliveryIdOf, starterHeaders, verifySignature, type WebhookProvider } from '../model/webhook-signature.js';
 import type { ExecutionHandle } from '../runtime/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
-import { redactionValues } from '../runtime/run-block.js';
+import { redactionValues } from '../model/secret-forms.js';
 import { runSecrets, secretNamesOf } from '../runtime/secrets.js';
-import { redactSecrets } from '../model/references.js';
+import { redactInput } from '../model/redaction.js';
 import type { SecretSource } from '../runtime/types.js';
 import type { Store, WebhookEvent } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
@@ -228,7 +228,7 @@ export class WebhookService {
     const workflow = loaded ?? (await this.loadVersion(ev));
     if (workflow === null) return ev.payload;
     const values = redactionValues(await runSecrets(secretNamesOf(workflow.compiled), this.deps.secrets));
-    return values.length === 0 ? ev.payload : redactSecrets(ev.payload, values);
+    return redactInput(ev.payload, values, 'webhook');
   }
 
   private async announceLeftovers(now: number, graceMs: number): Promise<void> {

@@ -152,6 +152,47 @@ forEachBus('API block in workflows', (getBus) => {
     for (const sent of [sentQuery, sentBody]) expect(text, sent).not.to.contain(sent);
   });
 
+  it('redacts a secret the URL parser encodes in the path and query text, and the Basic credentials of a userinfo', async () => {
+    const secret = `Pass "wörd|x'^`;
+    const engine = engineWith(getBus(), store, { PW: secret, PLAIN: 'plainsecretabcdef123' });
+    const url = new URL(server.origin);
+    const doc = {
+      name: 'url', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'text', type: 'api', name: 'Text', config: { url: `${server.origin}/echo-url/{{PW}}?q={{PW}}`, retries: 0 } },
+        { id: 'auth', type: 'api', name: 'Auth', config: { url: `http://u:{{PLAIN}}@${url.host}/echo-auth`, retries: 0 } },
+      ],
+      connections: [{ from: 'start', to: 'text' }, { from: 'start', to: 'auth' }],
+    };
+    const result = await run(engine, doc, {});
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    const sentUrl = server.requestsTo(`/echo-url/${new URL(`http://h/${secret}`).pathname.slice(1)}`)[0]?.url ?? '';
+    const sentAuth = server.requestsTo('/echo-auth')[0]?.headers['authorization'] ?? '';
+    expect(sentUrl).to.contain('|');
+    expect(sentAuth).to.equal(`Basic ${Buffer.from('u:plainsecretabcdef123').toString('base64')}`);
+    const text = JSON.stringify(await store.executions.get(result.id));
+    const sentPath = sentUrl.slice('/echo-url/'.length, sentUrl.indexOf('?'));
+    const sentQuery = sentUrl.slice(sentUrl.indexOf('?q=') + 3);
+    for (const sent of [sentPath, sentQuery, sentAuth.slice('Basic '.length)]) expect(text, sent).not.to.contain(sent);
+    expect(text).to.contain('Basic ***');
+  });
+
+  it('redacts a secret in a host name, which the URL parser lowercases in the error message', async () => {
+    const engine = engineWith(getBus(), store, { HOST: 'PlainSecretABCdef123' });
+    const doc = {
+      name: 'host', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'call', type: 'api', name: 'Call', config: { url: 'http://{{HOST}}.invalid/', retries: 0 } },
+      ],
+      connections: [{ from: 'start', to: 'call' }],
+    };
+    const result = await run(engine, doc, {});
+    expect(result.status).to.equal('failed');
+    const text = JSON.stringify([await store.executions.get(result.id), await store.executions.listEvents(result.id), result]);
+    expect(text.toLowerCase()).not.to.contain('plainsecretabcdef123');
+    expect(result.error?.message).to.contain('***');
+  });
+
   it("derives a POST's Idempotency-Key from its block run: one per execution and iteration, the same for a repeated run", async () => {
     const engine = engineWith(getBus(), store);
     const doc = {

@@ -274,7 +274,7 @@ describe('server: restart recovery', function () {
     // a run that never ends: each stays `running` while the listing goes on
     const start = async (_compiled: unknown, req: { executionId: string }) => {
       started.push(req.executionId);
-      return { id: req.executionId, done: new Promise<never>(() => undefined), recorded: Promise.resolve(), cancel: () => undefined, subscribe: () => () => undefined };
+      return { id: req.executionId, done: new Promise<never>(() => undefined), recorded: Promise.resolve(), cancel: () => undefined, subscribe: () => () => undefined, redactText: (text: string) => text };
     };
     const report = await recoverExecutions({ ...deps(), start }, opts);
     expect(report.resumed).to.have.length(510);
@@ -308,7 +308,7 @@ describe('server: restart recovery', function () {
     const started: string[] = [];
     const startAs = (who: string) => async (_c: unknown, req: { executionId: string }) => {
       started.push(`${who}:${req.executionId}`);
-      return { id: req.executionId, done: new Promise<never>(() => undefined), recorded: Promise.resolve(), cancel: () => undefined, subscribe: () => () => undefined };
+      return { id: req.executionId, done: new Promise<never>(() => undefined), recorded: Promise.resolve(), cancel: () => undefined, subscribe: () => () => undefined, redactText: (text: string) => text };
     };
     // B's view of the store: the same, but instance A sweeps completely between B's listing and B's claim
     const slowRepo = Object.create(repo) as typeof repo;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { natsUrlProblem } from '../src/bus/nats-url.js';
 import { DEFAULTS } from './defaults.js';
 
 /** Decimal digits only: `0x50`, `1e3` or ` 12abc` are mistakes, not numbers. A number out of range says its range. */
@@ -29,7 +30,14 @@ export const envSchema = z.object({
   TROUPE_PORT: int(0, 65535).default(DEFAULTS.port),
   TROUPE_HOST: z.string().min(1).default(DEFAULTS.host),
   TROUPE_DATA_DIR: z.string().min(1).default(DEFAULTS.dataDir),
-  NATS_URL: optionalString,
+  // the form the NATS client can use (src/bus/nats-url.ts); a message never shows a password
+  NATS_URL: z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = natsUrlProblem(v);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   MONGODB_URL: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL')

@@ -40,6 +40,10 @@ export type ErrorCode =
   | 'NO_RESPONDERS'
   | 'BUS_CLOSED'
   | 'BUS_UNAVAILABLE'
+  /** a bus message over what the bus can carry (docs/operations.md: large messages on NATS) */
+  | 'BUS_MESSAGE_TOO_LARGE'
+  /** the pieces of a split bus message stopped coming: the subscription dropped it */
+  | 'BUS_MESSAGE_INCOMPLETE'
   | 'INVALID_SUBJECT'
   | 'STORE_ERROR'
   | 'INTERNAL'

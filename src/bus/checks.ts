@@ -21,12 +21,21 @@ export function assertSubscription(subject: string, queue: string | undefined): 
   }
 }
 
-/** Header keys: printable ASCII without `:`; values: no CR/LF (the NATS header block rules). */
+/** the headers the NATS adapter marks split messages and refusals with (nats-chunks.ts) */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(['troupe-chunk', 'troupe-error']);
+
+/**
+ * Header keys: printable ASCII without `:`; values: no CR/LF (the NATS header block rules).
+ * `Troupe-Chunk` and `Troupe-Error` are the bus's own, on both adapters.
+ */
 export function assertHeaders(headers: Record<string, string> | undefined): void {
   if (headers === undefined) return;
   for (const [key, value] of Object.entries(headers)) {
     if (!/^[\x21-\x39\x3b-\x7e]+$/.test(key)) {
       throw new TroupeError('INVALID_SUBJECT', `invalid header name "${key}"`, { details: { header: key } });
+    }
+    if (RESERVED_HEADERS.has(key.toLowerCase())) {
+      throw new TroupeError('INVALID_SUBJECT', `header name "${key}" is reserved by the bus`, { details: { header: key } });
     }
     if (typeof value !== 'string' || /[\r\n]/.test(value)) {
       throw new TroupeError('INVALID_SUBJECT', `invalid value for header "${key}"`, { details: { header: key } });

@@ -3,12 +3,19 @@
  *
  * Data travel as JSON (UTF-8); an empty payload is `undefined`. Subjects, queue names and headers
  * are checked with the same rules as the memory adapter before anything reaches the client, so
- * both adapters fail alike. Client errors are mapped to TroupeError codes: TIMEOUT → BUS_TIMEOUT,
- * 503 → NO_RESPONDERS, closed/draining connection → BUS_CLOSED.
+ * both adapters fail alike; client errors become TroupeError codes (nats-codec.ts).
+ *
+ * A message larger than the server's max_payload is split into pieces and put back together by
+ * plain subscriptions and request inboxes (nats-chunks.ts), so what runs on the in-process bus
+ * runs here too. What remains, each a BUS_MESSAGE_TOO_LARGE: a message over MAX_MESSAGE_BYTES;
+ * a durable message over max_payload (JetStream keeps each message whole); and a split message
+ * that reaches a queue-group subscription, which the group would spread over its members: the
+ * member that gets its first piece reports it through the error hook and, for a request, answers
+ * with that error, so the requester gets it instead of a timeout.
  */
-import { connect, Empty, ErrorCode, headers as natsHeaders, nanos, NatsError } from 'nats';
-import type { JetStreamManager, Msg, MsgHdrs, NatsConnection } from 'nats';
-import { TroupeError, toTroupeError } from '../errors.js';
+import { connect, ErrorCode, nanos, NatsError } from 'nats';
+import type { ConnectionOptions, JetStreamManager, Msg, NatsConnection } from 'nats';
+import { TroupeError } from '../errors.js';
 import {
   assertHeaders,
   assertSubject,
@@ -17,9 +24,11 @@ import {
   closedError,
   defaultErrorHook,
   unavailableError,
-  noRespondersError,
-  timeoutError,
 } from './checks.js';
+import { ERROR_HEADER, Reassembly, chunkOf, headerBytes, splitMessage, tooLargeError, type ChunkInfo, type PartialBudget } from './nats-chunks.js';
+import { encode, mapClientError, receive, toNatsHeaders } from './nats-codec.js';
+import { RequestMux } from './nats-requests.js';
+import { maskNatsUrl, parseNatsUrl } from './nats-url.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './types.js';
 import type {
   Bus,
@@ -46,8 +55,8 @@ export interface NatsBusOptions extends BusAdapterOptions {
 /** how long JetStream remembers a message id to drop a repeat */
 const DUPLICATE_WINDOW_MS = 2 * 60_000;
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+/** the client's default, when the server has not said its own yet */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
@@ -55,27 +64,39 @@ export class NatsBus implements Bus {
   private closed = false;
   /** the streams made (true) or found missing from the server (false: no JetStream), once */
   private durable: Promise<boolean> | null = null;
+  /** the pieces of unfinished split messages, across this bus's subscriptions */
+  private readonly partials: PartialBudget = { bytes: 0 };
+  private readonly requests: RequestMux;
 
   /** whether the client has a server now (see Bus.connected); follows the client's status */
   private linked = true;
 
   private constructor(private readonly nc: NatsConnection, private readonly opts: NatsBusOptions) {
     this.onError = opts.onError ?? defaultErrorHook;
+    this.requests = new RequestMux(nc, this.partials, (err, msg) => this.report(err, msg));
     void this.followStatus();
   }
 
+  /**
+   * `url` is NATS_URL: one server or a comma-separated list, credentials and `tls://` read by
+   * nats-url.ts. Messages show it with its password or token masked.
+   */
   static async connect(url: string, opts: NatsBusOptions = {}): Promise<NatsBus> {
+    const target = parseNatsUrl(url);
     try {
       // noAsyncTraces: no Error object (stack capture) per request; we map errors ourselves.
       // A service keeps trying to reconnect, however long NATS is away (the client's default
       // gives up after ten tries, about 20 s, and the bus would be closed for good).
-      const nc = await connect({
-        servers: url, noAsyncTraces: true, maxReconnectAttempts: -1, reconnectTimeWait: 1000,
+      const options: ConnectionOptions = {
+        servers: target.servers, noAsyncTraces: true, maxReconnectAttempts: -1, reconnectTimeWait: 1000,
+        ...(target.user === undefined ? {} : { user: target.user, pass: target.pass ?? '' }),
+        ...(target.token === undefined ? {} : { token: target.token }),
+        ...(target.tls ? { tls: {} } : {}),
         ...(opts.name === undefined ? {} : { name: opts.name }),
-      });
-      return new NatsBus(nc, opts);
+      };
+      return new NatsBus(await connect(options), opts);
     } catch (err) {
-      throw new TroupeError('CONNECTION_FAILED', `cannot connect to NATS at ${url}: ${(err as Error).message}`, {
+      throw new TroupeError('CONNECTION_FAILED', `cannot connect to NATS at ${maskNatsUrl(url)}: ${(err as Error).message}`, {
         cause: err,
         retryable: true,
       });
@@ -99,47 +120,99 @@ export class NatsBus implements Bus {
   }
 
   publish(subject: string, data: unknown, opts?: PublishOptions): void {
+    this.send(subject, data, opts?.reply, opts?.headers);
+  }
+
+  /** The one way out: whole when it fits the server's max_payload, else in pieces. */
+  private send(subject: string, data: unknown, reply: string | undefined, headers: Record<string, string> | undefined, encoded?: Uint8Array): void {
     if (this.closed) throw closedError();
     // the client would accept it and drop it when it reconnects: refuse it while it can be seen
     if (!this.linked) throw unavailableError();
     assertSubject(subject);
-    if (opts?.reply !== undefined) assertSubject(opts.reply);
-    assertHeaders(opts?.headers);
+    if (reply !== undefined) assertSubject(reply);
+    assertHeaders(headers);
+    const max = this.maxPayload();
+    let bytes: Uint8Array;
     try {
-      this.nc.publish(subject, encode(data), { reply: opts?.reply, headers: toNatsHeaders(opts?.headers) });
+      bytes = encoded ?? encode(data);
+    } catch (err) {
+      throw mapClientError(err, subject, 0);
+    }
+    try {
+      if (bytes.length + headerBytes(headers) <= max) {
+        this.nc.publish(subject, bytes, { reply, headers: toNatsHeaders(headers) });
+        return;
+      }
+      for (const piece of splitMessage(bytes, headers, max)) {
+        this.nc.publish(subject, piece.data, { reply: piece.first ? reply : undefined, headers: toNatsHeaders(piece.headers) });
+      }
     } catch (err) {
       throw mapClientError(err, subject, 0);
     }
   }
 
+  /** The server's own limit (it announces it on connect; it may differ after a reconnect). */
+  private maxPayload(): number {
+    return this.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  }
+
   subscribe<T = unknown>(subject: string, handler: (msg: BusMsg<T>) => void, opts?: SubscribeOptions): Subscription {
     if (this.closed) throw closedError();
-    assertSubscription(subject, opts?.queue);
+    const queue = opts?.queue;
+    assertSubscription(subject, queue);
+    const reportPiece = (err: TroupeError): void => this.report(err, { subject, data: undefined });
+    const reassembly = new Reassembly(this.partials, reportPiece);
     const callback = (err: NatsError | null, m: Msg): void => {
       if (err !== null) {
         this.report(err, { subject, data: undefined });
         return;
       }
-      const msg = toBusMsg(m) as BusMsg<T>;
+      const msg = queue === undefined ? receive(m, reassembly, reportPiece) : this.whole(m, queue);
+      if (msg === null) return;
       try {
-        handler(msg);
+        handler(msg as BusMsg<T>);
       } catch (e) {
         this.report(e, msg);
       }
     };
     let sub;
     try {
-      sub = this.nc.subscribe(subject, { callback, ...(opts?.queue === undefined ? {} : { queue: opts.queue }) });
+      sub = this.nc.subscribe(subject, { callback, ...(queue === undefined ? {} : { queue }) });
     } catch (err) {
       throw mapClientError(err, subject, 0);
     }
     return {
       subject,
       unsubscribe: () => {
+        reassembly.clear();
         // unsubscribing after close (or twice) is harmless, as in the memory adapter
         if (!sub.isClosed() && !this.nc.isClosed()) sub.unsubscribe();
       },
     };
+  }
+
+  /** A queue-group member takes whole messages only: its group spreads a split one's pieces. */
+  private whole(m: Msg, queue: string): BusMsg | null {
+    const info = chunkOf(m.headers);
+    if (info === null) return receive(m, NO_PIECES, () => undefined);
+    if (info !== 'invalid' && info.index === 0) this.refuseSplit(m, info, queue);
+    return null;
+  }
+
+  private refuseSplit(m: Msg, info: ChunkInfo, queue: string): void {
+    const err = tooLargeError(
+      `a message of ${info.total} bytes on "${m.subject}" is over the NATS server's max_payload and reached queue group "${queue}", ` +
+        'whose members would each get some of its pieces: messages that large reach plain subscriptions only',
+      { subject: m.subject, queue, bytes: info.total },
+    );
+    this.report(err, { subject: m.subject, data: undefined });
+    if (!m.reply) return;
+    try {
+      // the requester learns why at once instead of waiting for its timeout
+      this.nc.publish(m.reply, encode({ code: err.code, message: err.message }), { headers: toNatsHeaders({ [ERROR_HEADER]: err.code }) });
+    } catch {
+      // the requester's timeout will tell it
+    }
   }
 
   async request<T = unknown>(subject: string, data: unknown, opts?: RequestOptions): Promise<BusMsg<T>> {
@@ -148,14 +221,8 @@ export class NatsBus implements Bus {
     assertSubject(subject);
     assertHeaders(opts?.headers);
     assertTimeout(timeoutMs);
-    try {
-      const m = await this.nc.request(subject, encode(data), { timeout: timeoutMs, headers: toNatsHeaders(opts?.headers) });
-      return toBusMsg(m) as BusMsg<T>;
-    } catch (err) {
-      // the client cancels pending requests with a TIMEOUT error when the connection drains
-      if (this.closed) throw new TroupeError('BUS_CLOSED', 'the bus closed before the reply arrived', { cause: err });
-      throw mapClientError(err, subject, timeoutMs);
-    }
+    const send = (reply: string): void => this.send(subject, data, reply, opts?.headers);
+    return (await this.requests.request(subject, timeoutMs, send)) as BusMsg<T>;
   }
 
   reply(msg: BusMsg, data: unknown, opts?: { headers?: Record<string, string> }): void {
@@ -163,17 +230,25 @@ export class NatsBus implements Bus {
     this.publish(msg.reply, data, opts?.headers === undefined ? undefined : { headers: opts.headers });
   }
 
+  /** Durable messages are never split: a JetStream stream keeps, and its consumers read, each one whole. */
   async publishDurable(subject: string, data: unknown, opts: DurableOptions): Promise<void> {
     if (this.closed) throw closedError();
     assertSubject(subject);
     assertHeaders(opts.headers);
+    const bytes = encode(data);
+    const max = this.maxPayload();
+    if (bytes.length + headerBytes({ ...opts.headers, 'Nats-Msg-Id': opts.msgId }) > max) {
+      throw tooLargeError(`a durable message of ${bytes.length} bytes on "${subject}" is over the NATS server's max_payload of ${max} bytes (durable messages are kept whole)`, {
+        subject, bytes: bytes.length, maxPayload: max,
+      });
+    }
     if (!(await this.streamsReady())) {
-      this.publish(subject, data, opts.headers === undefined ? undefined : { headers: opts.headers });
+      this.send(subject, data, undefined, opts.headers, bytes);
       await this.flush();
       return;
     }
     try {
-      await this.nc.jetstream().publish(subject, encode(data), { msgID: opts.msgId, headers: toNatsHeaders(opts.headers) });
+      await this.nc.jetstream().publish(subject, bytes, { msgID: opts.msgId, headers: toNatsHeaders(opts.headers) });
     } catch (err) {
       throw mapClientError(err, subject, 0);
     }
@@ -206,6 +281,7 @@ export class NatsBus implements Bus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.requests.rejectAll(new TroupeError('BUS_CLOSED', 'the bus closed before the reply arrived'));
     if (this.nc.isClosed()) return;
     try {
       await this.nc.drain();
@@ -222,6 +298,9 @@ export class NatsBus implements Bus {
     }
   }
 }
+
+/** for whole messages, which never touch it */
+const NO_PIECES = new Reassembly({ bytes: 0 }, () => undefined);
 
 async function ensureStreams(nc: NatsConnection, streams: readonly DurableStream[]): Promise<boolean> {
   let jsm: JetStreamManager;
@@ -245,67 +324,3 @@ async function ensureStreams(nc: NatsConnection, streams: readonly DurableStream
 
 /** JetStream's API error code for "stream not found" */
 const STREAM_NOT_FOUND = 10059;
-
-function encode(data: unknown): Uint8Array {
-  if (data === undefined) return Empty;
-  const json = JSON.stringify(data);
-  return json === undefined ? Empty : encoder.encode(json);
-}
-
-/** JSON payloads decode to values; a non-JSON payload (a foreign publisher) stays a string. */
-function decode(bytes: Uint8Array): unknown {
-  if (bytes.length === 0) return undefined;
-  const text = decoder.decode(bytes);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function toNatsHeaders(h: Record<string, string> | undefined): MsgHdrs | undefined {
-  if (h === undefined) return undefined;
-  const keys = Object.keys(h);
-  if (keys.length === 0) return undefined;
-  const out = natsHeaders();
-  for (const k of keys) out.set(k, h[k] as string);
-  return out;
-}
-
-function toBusMsg(m: Msg): BusMsg {
-  const msg: BusMsg = { subject: m.subject, data: decode(m.data) };
-  if (m.reply) msg.reply = m.reply;
-  if (m.headers !== undefined) {
-    const h: Record<string, string> = {};
-    let any = false;
-    for (const [k, values] of m.headers) {
-      const v = values[0];
-      if (v !== undefined) {
-        h[k] = v;
-        any = true;
-      }
-    }
-    if (any) msg.headers = h;
-  }
-  return msg;
-}
-
-function mapClientError(err: unknown, subject: string, timeoutMs: number): TroupeError {
-  if (err instanceof TroupeError) return err;
-  if (err instanceof NatsError) {
-    switch (err.code) {
-      case ErrorCode.Timeout:
-        return timeoutError(subject, timeoutMs);
-      case ErrorCode.NoResponders:
-        return noRespondersError(subject);
-      case ErrorCode.ConnectionClosed:
-      case ErrorCode.ConnectionDraining:
-        return new TroupeError('BUS_CLOSED', 'the NATS connection is closed', { cause: err });
-      case ErrorCode.BadSubject:
-        return new TroupeError('INVALID_SUBJECT', err.message, { cause: err, details: { subject } });
-      default:
-        break;
-    }
-  }
-  return toTroupeError(err);
-}

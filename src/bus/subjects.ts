@@ -6,6 +6,7 @@
  * Subscriptions may use `*` (exactly one token) and `>` (one or more trailing tokens, last only);
  * published subjects may not contain `*` or `>` at all.
  */
+import { createHash } from 'node:crypto';
 import { TroupeError } from '../errors.js';
 import type { DurableStream } from './types.js';
 
@@ -133,17 +134,25 @@ export function webhookEvents(prefix: string, workflowId: string, triggerId: str
 /** Webhook events are kept a day on the bus, as their delivery ids are (SPEC §4.3). */
 const WEBHOOK_STREAM_AGE_MS = 24 * 60 * 60 * 1000;
 
+/** the prefixes whose stream is named as it always was: what TROUPE_BUS_PREFIX takes, in lower case */
+const LOWERCASE_PREFIX = /^[a-z0-9_-]+$/;
+
 /**
  * The JetStream stream that keeps the webhook events of one subject prefix (DESIGN: durable
- * streams for webhook events). Its name is the prefix in capitals with `.` as `_` (stream names
- * take no dots), then `_WEBHOOKS`: `troupe` → `TROUPE_WEBHOOKS`.
+ * streams for webhook events), one stream per prefix. An all-lowercase prefix keeps the name it
+ * always had, the prefix in capitals then `_WEBHOOKS` (`troupe` → `TROUPE_WEBHOOKS`), so a
+ * deployment finds its stream again. Capitals alone would give `probe` and `Probe` one stream,
+ * whose subjects the second start rewrote: any other prefix is named by its capitals (at most 32
+ * characters, `.` and the like as `_`), `_WEBHOOKS_`, and 12 hex digits of the prefix's SHA-256
+ * (`Probe` → `PROBE_WEBHOOKS_…`), which no lowercase prefix's name ends with.
  */
 export function webhookStream(prefix: string): DurableStream {
-  return {
-    name: `${checkPrefix(prefix).replaceAll('.', '_').toUpperCase()}_WEBHOOKS`,
-    subjects: [`${prefix}.webhooks.>`],
-    maxAgeMs: WEBHOOK_STREAM_AGE_MS,
-  };
+  checkPrefix(prefix);
+  const capitals = prefix.toUpperCase();
+  const name = LOWERCASE_PREFIX.test(prefix)
+    ? `${capitals}_WEBHOOKS`
+    : `${capitals.replace(/[^A-Z0-9_-]/g, '_').slice(0, 32)}_WEBHOOKS_${createHash('sha256').update(prefix).digest('hex').slice(0, 12).toUpperCase()}`;
+  return { name, subjects: [`${prefix}.webhooks.>`], maxAgeMs: WEBHOOK_STREAM_AGE_MS };
 }
 
 /** Deploy, undeploy, key revocation and workflow deletion, for the other instances' lookup caches. */

@@ -7,6 +7,11 @@
  * mutates received data is a bug.
  *
  * Delivery is always asynchronous: a handler never runs inside publish().
+ *
+ * Size: the memory adapter passes any message; the NATS adapter splits one over the server's
+ * max_payload and the subscription puts it back together (nats-chunks.ts), for plain
+ * subscriptions and request inboxes. What it cannot carry is BUS_MESSAGE_TOO_LARGE: over 64 MiB,
+ * a split message to a queue group, a durable message over max_payload (docs/operations.md).
  */
 export interface BusMsg<T = unknown> {
   subject: string;
@@ -47,15 +52,21 @@ export interface DurableStream {
 }
 
 export interface SubscribeOptions {
-  /** queue group: each message goes to exactly one member of the group */
+  /**
+   * queue group: each message goes to exactly one member of the group. NATS: a message split for
+   * being over max_payload reaches no member (BUS_MESSAGE_TOO_LARGE through the error hook)
+   */
   queue?: string;
 }
 
 export interface Bus {
-  /** fire-and-forget; throws INVALID_SUBJECT, BUS_UNAVAILABLE (see `connected`) or BUS_CLOSED */
+  /** fire-and-forget; throws INVALID_SUBJECT, BUS_UNAVAILABLE (see `connected`), BUS_CLOSED or BUS_MESSAGE_TOO_LARGE */
   publish(subject: string, data: unknown, opts?: PublishOptions): void;
   subscribe<T = unknown>(subject: string, handler: (msg: BusMsg<T>) => void, opts?: SubscribeOptions): Subscription;
-  /** rejects with TroupeError BUS_TIMEOUT, NO_RESPONDERS (at once when nobody listens), BUS_CLOSED */
+  /**
+   * rejects with TroupeError BUS_TIMEOUT, NO_RESPONDERS (at once when nobody listens), BUS_CLOSED,
+   * BUS_UNAVAILABLE (NATS reconnecting) or BUS_MESSAGE_TOO_LARGE
+   */
   request<T = unknown>(subject: string, data: unknown, opts?: RequestOptions): Promise<BusMsg<T>>;
   /** answer a request; a no-op when msg carries no reply subject */
   reply(msg: BusMsg, data: unknown, opts?: { headers?: Record<string, string> }): void;
@@ -65,7 +76,8 @@ export interface Bus {
    * covers the subject acknowledged it (`msgId` de-duplicates a repeat within the stream's
    * window); without JetStream on the server, a publish that reached the server (reported once
    * through `onWarning`). Memory: delivered like `publish`; in one process the caller's store is
-   * what outlives a crash. Subscribers receive it like any published message.
+   * what outlives a crash. Subscribers receive it like any published message. Never split: over
+   * NATS's max_payload it rejects with BUS_MESSAGE_TOO_LARGE.
    */
   publishDurable(subject: string, data: unknown, opts: DurableOptions): Promise<void>;
   /** resolves when everything published so far has reached the server (memory: was delivered) */

@@ -11,6 +11,7 @@ import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
 import { newExecutionId } from './ids.js';
 import { unavailableError } from '../bus/checks.js';
+import { EventOutbox } from './event-outbox.js';
 import { isoAt } from './iso.js';
 import { NO_SECRET_VALUES, runSecrets, secretNamesOf, unnamedSecrets } from './secrets.js';
 
@@ -20,11 +21,14 @@ export type { ExecutionHandle } from './execution-run.js';
 export class Engine implements RunOwner {
   private readonly running = new Map<string, ActorRefFrom<typeof executionMachine>>();
   private readonly persister: BoundaryPersister | undefined;
+  /** lifecycle events the bus refused while reconnecting, published once it is back */
+  private readonly outbox: EventOutbox;
   /** the run secrets shared by workflows that name none, for one snapshot of the stored values */
   private processSecrets: { stored: ReadonlyMap<string, string>; map: Map<string, string> } | undefined;
 
   constructor(private readonly deps: RuntimeDeps, private readonly onError: (err: unknown) => void = () => undefined) {
     this.persister = deps.executions ? new BoundaryPersister(deps.executions, onError) : undefined;
+    this.outbox = new EventOutbox(deps.bus, onError);
   }
 
   get inflight(): number {
@@ -118,12 +122,13 @@ export class Engine implements RunOwner {
 
   /**
    * SPEC §5's lifecycle events. The execution is decided and recorded whatever becomes of them:
-   * a bus that refuses one (closed, or NATS gone for good) is reported, not thrown. The run
-   * announces its own end through it (RunOwner).
+   * one the bus refuses while it reconnects is held and published once it is back, in order
+   * (EventOutbox); a bus that refuses for good (closed) is reported, not thrown. The run
+   * announces its own end through it (RunOwner), and so does restart recovery.
    */
   announce(kind: ExecutionEventKind, payload: Record<string, unknown>): void {
     try {
-      this.deps.bus.publish(executionEvents(this.deps.busPrefix, kind), payload);
+      this.outbox.publish(executionEvents(this.deps.busPrefix, kind), payload);
     } catch (err) {
       this.onError(err);
     }

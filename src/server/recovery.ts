@@ -11,7 +11,6 @@ import { isTroupeError } from '../errors.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { Engine } from '../runtime/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
-import { executionEvents } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { resumedMark } from '../model/resume.js';
@@ -27,7 +26,10 @@ export interface RecoveryDeps {
   registry: BlockTypeRegistry;
   logger: Logger;
   now?: () => Date;
-  /** where an execution failed here is announced (SPEC §5 `execution.failed`), like the engine's */
+  /**
+   * set: an execution failed here is announced (SPEC §5 `execution.failed`) through the engine,
+   * which publishes on its own bus and prefix (these) and holds the event while NATS is away
+   */
   events?: { bus: Bus; prefix: string };
   start?: ResumeDeps['start'];
 }
@@ -117,15 +119,9 @@ function lastClaimedAt(rec: ExecutionRecord): number {
 async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date, guarded = false): Promise<boolean> {
   const durationMs = await markInterrupted(deps.store.executions, rec, at, guarded);
   if (durationMs === false) return false;
-  const events = deps.events;
-  if (events !== undefined) {
-    const payload = { executionId: rec.id, workflowId: rec.workflowId, trigger: rec.trigger, status: 'failed', durationMs };
-    try {
-      events.bus.publish(executionEvents(events.prefix, 'failed'), payload);
-    } catch (err) {
-      // the record is failed whatever becomes of the announcement
-      deps.logger.warn({ err, executionId: rec.id }, 'could not publish execution.failed for an interrupted execution');
-    }
+  if (deps.events !== undefined) {
+    // the record is failed whatever becomes of the announcement; the engine never throws here
+    deps.engine.announce('failed', { executionId: rec.id, workflowId: rec.workflowId, trigger: rec.trigger, status: 'failed', durationMs });
   }
   return true;
 }

@@ -213,7 +213,18 @@ export class WebhookService {
       const message = { eventId, workflowId, triggerId, executionId, deliveryId, receivedAt, input: await this.redacted(ev, loaded) };
       // kept on the bus (a JetStream stream over NATS), once per event id however often it is
       // announced; a bus that is reconnecting must not hold the answer: the store has it already
-      await withTimeout(target.bus.publishDurable(webhookEvents(target.prefix, workflowId, triggerId), message, { msgId: eventId }), ANNOUNCE_TIMEOUT_MS);
+      const publish = (m: typeof message & { inputOmitted?: true }): Promise<void> =>
+        withTimeout(target.bus.publishDurable(webhookEvents(target.prefix, workflowId, triggerId), m, { msgId: eventId }), ANNOUNCE_TIMEOUT_MS);
+      try {
+        await publish(message);
+      } catch (err) {
+        // a stream keeps messages whole, up to the server's max_payload: an input over it (headers
+        // and JSON escapes can take a body at the size limit past 1 MiB) is announced without it,
+        // else the sweep would retry it forever; the execution record has the input
+        if (!(err instanceof TroupeError) || err.code !== 'BUS_MESSAGE_TOO_LARGE') throw err;
+        this.deps.logger.warn({ eventId: ev.id, reason: err.message }, 'webhook event announced without its input: too large for the bus');
+        await publish({ ...message, input: null, inputOmitted: true });
+      }
       await this.deps.store.webhooks.markAnnounced(ev.id);
       return true;
     } catch (err) {

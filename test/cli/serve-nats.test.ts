@@ -132,6 +132,13 @@ describe('troupe serve over NATS (child process, NATS_URL)', function () {
     expect(completed!.data.durationMs).to.be.a('number').and.at.least(0);
   });
 
+  it('sync execute carries block outputs over the 1 MiB max_payload of NATS (a 600 KB input the starter holds twice)', async () => {
+    const name = 'n'.repeat(600_000);
+    const res = await call(proc!.url, 'POST', '/api/workflows/echo/execute', { apiKey: echoKey, body: { input: { name } } });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).to.equal(201);
+    expect(res.body).to.deep.equal({ got: { name } });
+  });
+
   it('async execute records the run, and its /events replay ends with done', async () => {
     const res = await call(proc!.url, 'POST', '/api/workflows/echo/execute', { apiKey: echoKey, body: { input: { a: 2 }, async: true } });
     expect(res.status, JSON.stringify(res.body)).to.equal(202);
@@ -203,5 +210,20 @@ describe('troupe serve over NATS (child process, NATS_URL)', function () {
     expect(rec.body.output.data.got.body).to.deep.equal({ hello: 'bus' });
     const runs = await call(proc!.url, 'GET', '/api/workflows/echo/executions', { token: TOKEN });
     expect(runs.body.items.filter((r: any) => r.trigger.type === 'webhook')).to.have.length(1);
+  });
+
+  it('a webhook event too large to keep whole on the bus is announced without its input, and runs with it', async () => {
+    // at the default 1 MiB body limit: with its headers the event is over the server's max_payload
+    const body = JSON.stringify({ pad: 'p'.repeat(1_048_500 - 12) });
+    const headers = { 'Content-Type': 'application/json', 'X-Delivery-Id': 'nats-big', ...signHeaders('generic', HOOK_SECRET, Buffer.from(body), Date.now()) };
+    const res = await fetch(`${proc!.url}/webhooks/echo/hook`, { method: 'POST', headers, body });
+    expect(res.status).to.equal(202);
+    const { eventId } = (await res.json()) as { eventId: string };
+    const published = await until('the big webhook event on the bus', () => webhooks.find((m) => m.data.eventId === eventId));
+    expect(published.data).to.include({ input: null, inputOmitted: true, workflowId: 'echo' });
+    const events = await ended(published.data.executionId as string);
+    expect(events[1]!.data.status).to.equal('completed');
+    const rec = await call(proc!.url, 'GET', `/api/executions/${published.data.executionId as string}`, { token: TOKEN });
+    expect(rec.body.output.data.got.body.pad.length).to.equal(1_048_500 - 12);
   });
 });

@@ -49,4 +49,20 @@ describe('config: loadConfig', () => {
       ['TROUPE_CHAT_HOST', 'TROUPE_SMTP_FROM', 'TROUPE_TRUST_PROXY', 'TROUPE_PORT', 'OPENAI_BASE_URL'].every((k) => e.message.includes(k)),
     );
   });
+
+  it('takes NATS_URL in the forms the NATS client can use, and never shows its password', () => {
+    for (const url of ['nats://127.0.0.1:4222', 'localhost:4222', 'tls://nats.example.com', 'nats://alice:s3cret@n1:4222,nats://n2:4222', 'nats://tok@[::1]:4222']) {
+      expect(loadConfig({ NATS_URL: url }).natsUrl, url).to.equal(url);
+    }
+    const refused: Array<[string, RegExp]> = [
+      ['not-a-url', /NATS_URL: "not-a-url" must be nats:\/\/host:port, tls:\/\/host:port or host:port/],
+      ['ws://127.0.0.1:8080', /NATS_URL: "ws:\/\/127.0.0.1:8080" is a WebSocket URL/],
+      ['http://127.0.0.1:4222', /NATS_URL: "http:\/\/127.0.0.1:4222" must be/],
+      ['nats://a:4222,tls://b:4222', /NATS_URL: the list mixes tls:\/\//],
+      ['nats://a:4222,,nats://b:4222', /NATS_URL: the list has an empty entry/],
+      ['nats://alice:hunter2pass@h:4222/x', /NATS_URL: "nats:\/\/alice:\*\*\*@h:4222\/x" must be/],
+    ];
+    for (const [url, message] of refused) expect(() => loadConfig({ NATS_URL: url }), url).to.throw(ConfigError, message);
+    expect(() => loadConfig({ NATS_URL: 'nats://alice:hunter2pass@h:99999' })).to.throw(ConfigError).that.satisfies((e: Error) => !e.message.includes('hunter2pass'));
+  });
 });

@@ -84,6 +84,25 @@ describe('bus: durable publish', function () {
       }
     });
 
+    it('prefixes that differ only in case keep a stream each (the second does not take the first one\'s over)', async () => {
+      const lower = await NatsBus.connect(server.url, { streams: [webhookStream('probe')] });
+      const upper = await NatsBus.connect(server.url, { streams: [webhookStream('Probe')] });
+      try {
+        await lower.publishDurable(webhookEvents('probe', 'wf', 'hook'), { n: 'lower' }, { msgId: 'l1' });
+        await upper.publishDurable(webhookEvents('Probe', 'wf', 'hook'), { n: 'upper' }, { msgId: 'u1' });
+        await lower.publishDurable(webhookEvents('probe', 'wf', 'hook'), { n: 'lower' }, { msgId: 'l2' });
+        const jsm = await nc.jetstreamManager();
+        const names = [webhookStream('probe').name, webhookStream('Probe').name];
+        expect(names[0]).to.equal('PROBE_WEBHOOKS');
+        const infos = await Promise.all(names.map((n) => jsm.streams.info(n)));
+        expect(infos.map((i) => i.config.subjects)).to.deep.equal([['probe.webhooks.>'], ['Probe.webhooks.>']]);
+        expect(infos.map((i) => i.state.messages)).to.deep.equal([2, 1]);
+      } finally {
+        await lower.close();
+        await upper.close();
+      }
+    });
+
     it('refuses a subject no stream keeps (NO_RESPONDERS), and a bad subject before sending', async () => {
       const err = await bus.publishDurable('elsewhere.webhooks.x.y', {}, { msgId: 'x' }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(TroupeError);

@@ -18,6 +18,7 @@ import {
   isValidSubscription,
   subjectMatches,
   webhookEvents,
+  webhookStream,
 } from '../../src/bus/subjects.js';
 import type { Bus, BusMsg, Subscription } from '../../src/bus/types.js';
 import { forEachBus, handlerErrors } from '../helpers/buses.js';
@@ -406,6 +407,18 @@ describe('bus subjects', () => {
     expect(webhookEvents('troupe', 'wf-1', 'hook_1')).to.equal('troupe.webhooks.wf-1.hook_1');
     expect(() => executionEvents('troupe', 'exploded' as 'started')).to.throw(TroupeError);
     for (const bad of ['', 'a..b', 'a.*', 'a b']) expect(() => executionControl(bad, 'x')).to.throw(TroupeError);
+  });
+
+  it('names one JetStream stream per prefix: the old name for lowercase ones, a distinct valid one for the rest', () => {
+    expect(webhookStream('troupe')).to.deep.equal({ name: 'TROUPE_WEBHOOKS', subjects: ['troupe.webhooks.>'], maxAgeMs: 24 * 60 * 60 * 1000 });
+    expect(webhookStream('my_app-2').name).to.equal('MY_APP-2_WEBHOOKS');
+    const prefixes = ['probe', 'Probe', 'PROBE', 'pRobe', 'a.b', 'a_b', 'A_B', 'x'.repeat(300), 'X'.repeat(300), 'a.b.c', 'A.b'];
+    const names = prefixes.map((p) => webhookStream(p).name);
+    expect(new Set(names).size, names.join(' ')).to.equal(prefixes.length);
+    for (const n of names) expect(n, n).to.match(/^[A-Z0-9_-]+$/);
+    for (const n of names.filter((_, i) => !/^[a-z0-9_-]+$/.test(prefixes[i] as string))) expect(n.length, n).to.be.at.most(32 + 10 + 12);
+    expect(webhookStream('Probe').name).to.match(/^PROBE_WEBHOOKS_[0-9A-F]{12}$/);
+    expect(webhookStream('Probe').name, 'stable across starts').to.equal(webhookStream('Probe').name);
   });
 
   it('turns any id into one safe token, injectively', () => {

@@ -4,7 +4,7 @@
  * run leaves no server behind).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -90,14 +90,22 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
 
 /**
  * `jetstream: false` starts a server without JetStream (what a plain NATS deployment is); `port`
- * starts it on that port (a server come back after an outage, for the clients that knew it).
+ * starts it on that port (a server come back after an outage, for the clients that knew it);
+ * `maxPayload` sets the server's max_payload (default 1 MiB), which only a config file can;
+ * `auth` makes it require a user and password, or a token.
  */
-export async function startNatsServer(opts: { jetstream?: boolean; port?: number } = {}): Promise<NatsServerHandle> {
+export async function startNatsServer(opts: { jetstream?: boolean; port?: number; maxPayload?: number; auth?: { user: string; pass: string } | { token: string } } = {}): Promise<NatsServerHandle> {
   const bin = findNatsServer();
   if (bin === undefined) throw new Error(MISSING);
   const port = opts.port ?? (await freePort());
   const storeDir = mkdtempSync(join(tmpdir(), 'troupe-nats-'));
   const args = ['-a', '127.0.0.1', '-p', String(port), ...(opts.jetstream === false ? [] : ['-js', '-sd', storeDir])];
+  if (opts.auth !== undefined) args.push(...('token' in opts.auth ? ['--auth', opts.auth.token] : ['--user', opts.auth.user, '--pass', opts.auth.pass]));
+  if (opts.maxPayload !== undefined) {
+    const file = join(storeDir, 'server.conf');
+    writeFileSync(file, `max_payload: ${opts.maxPayload}\n`);
+    args.push('-c', file);
+  }
   const child = spawn(bin, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -106,6 +106,8 @@ export interface TestEngineOptions {
   models?: BlockServices['models'];
   memory?: BlockServices['memory'];
   redact?: string[];
+  /** what the engine reports off the caller's path (a lifecycle event the bus refused for good) */
+  onError?: (err: unknown) => void;
 }
 
 export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
@@ -126,7 +128,7 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
     busPrefix: 'troupetest',
     ...(opts.redact ? { redact: opts.redact } : {}),
     executionTimeoutMs: opts.executionTimeoutMs ?? 20_000,
-  });
+  }, opts.onError);
 }
 
 export interface RunOutcome {

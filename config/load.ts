@@ -1,3 +1,4 @@
+import { splitAllowList } from '../src/outbound/address-policy.js';
 import { ENV_KEYS } from './env-keys.js';
 import { envSchema, type Env } from './schema.js';
 
@@ -65,7 +66,7 @@ function toConfig(e: Env): Config {
     secretKey: e.TROUPE_SECRET_KEY,
     chatHost: e.TROUPE_CHAT_HOST,
     allowPrivateNetwork: e.TROUPE_ALLOW_PRIVATE_NETWORK,
-    allowHosts: Object.freeze(e.TROUPE_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean)),
+    allowHosts: Object.freeze(splitAllowList(e.TROUPE_ALLOW_HOSTS)),
     logLevel: e.TROUPE_LOG_LEVEL,
     executionTimeoutMs: e.TROUPE_EXECUTION_TIMEOUT_MS,
     maxBodyBytes: e.TROUPE_MAX_BODY_BYTES,

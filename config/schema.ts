@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { natsUrlProblem } from '../src/bus/nats-url.js';
+import { allowListProblem } from '../src/outbound/address-policy.js';
 import { DEFAULTS } from './defaults.js';
 
 /** Decimal digits only: `0x50`, `1e3` or ` 12abc` are mistakes, not numbers. A number out of range says its range. */
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess(
-    (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+    // a signed number is read so its message gives the range ("-5" is below it, not malformed)
+    (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
     z
       .number({ error: 'must be a whole number in decimal digits' })
       .int({ error: 'must be a whole number in decimal digits' })
@@ -52,7 +54,14 @@ export const envSchema = z.object({
     .transform((host) => host.toLowerCase())
     .default(DEFAULTS.chatHost),
   TROUPE_ALLOW_PRIVATE_NETWORK: bool.default(false),
-  TROUPE_ALLOW_HOSTS: z.string().default(''),
+  // refused at start, naming the variable: a typo would otherwise only show as blocked requests
+  TROUPE_ALLOW_HOSTS: z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = allowListProblem(v);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${problem} (comma-separated entries)` });
+    })
+    .default(''),
   TROUPE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // at most the longest timer delay (2^31 − 1 ms, ~24.8 days): a longer one would fire at once
   TROUPE_EXECUTION_TIMEOUT_MS: int(1, 2_147_483_647).default(DEFAULTS.executionTimeoutMs),

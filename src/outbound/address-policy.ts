@@ -26,21 +26,43 @@ export function normalizeHostname(host: string): string {
   return bareHost(host).toLowerCase().replace(/\.$/, '');
 }
 
+// a DNS name: labels of letters, digits, '-' or '_' (service records use it), dots between
+const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
+
+/** Why `entry` cannot be an allow-list entry, or undefined when it can. */
+function entryProblem(entry: string): string | undefined {
+  if (parseCidr(entry)) return undefined;
+  const wildcard = entry.startsWith('*.');
+  const name = normalizeHostname(wildcard ? entry.slice(2) : entry);
+  // "*." alone would be the empty suffix, which every host name ends with
+  if (name === '' || !HOST_NAME.test(name)) return `"${entry}" is not an IP address, a CIDR, a host name or *.domain`;
+  return undefined;
+}
+
+/** The first bad entry of a comma-separated allow-list, said so it can name its setting. */
+export function allowListProblem(list: string): string | undefined {
+  for (const entry of splitAllowList(list)) {
+    const problem = entryProblem(entry);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+export function splitAllowList(list: string): string[] {
+  return list.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
 function parseAllowList(entries: readonly string[]): AllowList {
   const list: AllowList = { names: new Set(), suffixes: [], cidrs: [] };
   for (const raw of entries) {
     const entry = raw.trim();
     if (entry === '') continue;
+    const problem = entryProblem(entry);
+    if (problem !== undefined) throw new TroupeError('INVALID_CONFIG', `allow-list entry ${problem}`);
     const cidr = parseCidr(entry);
-    if (cidr) {
-      list.cidrs.push(cidr);
-    } else if (entry.includes('/') || entry.includes(':')) {
-      throw new TroupeError('INVALID_CONFIG', `allow-list entry "${entry}" is not a valid IP, CIDR or hostname`);
-    } else if (entry.startsWith('*.')) {
-      list.suffixes.push(normalizeHostname(entry.slice(1)));
-    } else {
-      list.names.add(normalizeHostname(entry));
-    }
+    if (cidr) list.cidrs.push(cidr);
+    else if (entry.startsWith('*.')) list.suffixes.push(`.${normalizeHostname(entry.slice(2))}`);
+    else list.names.add(normalizeHostname(entry));
   }
   return list;
 }

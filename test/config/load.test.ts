@@ -27,7 +27,7 @@ describe('config: loadConfig', () => {
     expect(loadConfig({ TROUPE_PORT: ' 8080 ', TROUPE_ALLOW_PRIVATE_NETWORK: 'TRUE' })).to.deep.include({ port: 8080, allowPrivateNetwork: true });
     expect(loadConfig({ TROUPE_ALLOW_PRIVATE_NETWORK: 'No' }).allowPrivateNetwork).to.equal(false);
     expect(() => loadConfig({ TROUPE_EXECUTION_TIMEOUT_MS: '2147483648' })).to.throw(ConfigError, /TROUPE_EXECUTION_TIMEOUT_MS/);
-    for (const port of ['0x50', '1e3', '80.5', '-1']) {
+    for (const port of ['0x50', '1e3', '80.5', '+80', '- 1']) {
       expect(() => loadConfig({ TROUPE_PORT: port }), port).to.throw(ConfigError, /TROUPE_PORT: must be a whole number in decimal digits|TROUPE_PORT/);
     }
   });
@@ -36,6 +36,8 @@ describe('config: loadConfig', () => {
     expect(() => loadConfig({ TROUPE_PORT: '70000' })).to.throw(ConfigError, /TROUPE_PORT: must be at most 65535/);
     expect(() => loadConfig({ TROUPE_KEY_RATE_LIMIT: '0' })).to.throw(ConfigError, /TROUPE_KEY_RATE_LIMIT: must be at least 1/);
     expect(() => loadConfig({ TROUPE_FUNCTION_MEMORY_MB: '2' })).to.throw(ConfigError, /TROUPE_FUNCTION_MEMORY_MB: must be at least 8/);
+    expect(() => loadConfig({ TROUPE_PORT: '-1' })).to.throw(ConfigError, /TROUPE_PORT: must be at least 0/);
+    expect(() => loadConfig({ TROUPE_MAX_INFLIGHT: ' -20 ' })).to.throw(ConfigError, /TROUPE_MAX_INFLIGHT: must be at least 1/);
     expect(loadConfig({ TROUPE_HOST_RPS: '2.5' }).hostRps).to.equal(2.5);
     for (const rps of ['0x10', '1e3', 'ten']) {
       expect(() => loadConfig({ TROUPE_HOST_RPS: rps }), rps).to.throw(ConfigError, /TROUPE_HOST_RPS: must be a number in decimal digits/);
@@ -48,6 +50,21 @@ describe('config: loadConfig', () => {
     expect(() => loadConfig(bad)).to.throw(ConfigError).that.satisfies((e: Error) =>
       ['TROUPE_CHAT_HOST', 'TROUPE_SMTP_FROM', 'TROUPE_TRUST_PROXY', 'TROUPE_PORT', 'OPENAI_BASE_URL'].every((k) => e.message.includes(k)),
     );
+  });
+
+  it('takes TROUPE_ALLOW_HOSTS as host names, *.domains, IPs and CIDRs, and refuses anything else naming it', () => {
+    const ok = loadConfig({ TROUPE_ALLOW_HOSTS: ' api.internal , *.Corp.Example,10.0.0.0/8, ::1,[fe80::1], _svc.local., 192.168.1.5 ,' });
+    expect(ok.allowHosts).to.deep.equal(['api.internal', '*.Corp.Example', '10.0.0.0/8', '::1', '[fe80::1]', '_svc.local.', '192.168.1.5']);
+    const refused: Array<[string, RegExp]> = [
+      ['10.0.0.0/33', /TROUPE_ALLOW_HOSTS: "10.0.0.0\/33" is not an IP address, a CIDR, a host name or \*\.domain/],
+      ['*.', /TROUPE_ALLOW_HOSTS: "\*\." is not/],
+      ['*', /TROUPE_ALLOW_HOSTS: "\*" is not/],
+      ['ok.example, http://api.example', /TROUPE_ALLOW_HOSTS: "http:\/\/api.example" is not/],
+      ['api.example:8080', /TROUPE_ALLOW_HOSTS: "api.example:8080" is not/],
+      ['two words', /TROUPE_ALLOW_HOSTS: "two words" is not/],
+      ['a..b', /TROUPE_ALLOW_HOSTS: "a..b" is not/],
+    ];
+    for (const [value, message] of refused) expect(() => loadConfig({ TROUPE_ALLOW_HOSTS: value }), value).to.throw(ConfigError, message);
   });
 
   it('takes NATS_URL in the forms the NATS client can use, and never shows its password', () => {

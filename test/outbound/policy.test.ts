@@ -49,6 +49,10 @@ describe('address policy', () => {
 
   it('rejects an unreadable allow-list entry at start', () => {
     expect(() => createAddressPolicy({ allowPrivateNetwork: false, allowHosts: ['10.0.0.0/99'] })).to.throw(TroupeError);
+    // "*." would be the empty suffix, which every host name ends with: it would open every address
+    for (const entry of ['*.', '*', 'a b', 'http://x.example']) {
+      expect(() => createAddressPolicy({ allowPrivateNetwork: false, allowHosts: [entry] }), entry).to.throw(TroupeError, /is not an IP address, a CIDR, a host name or \*\.domain/);
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
+import { getOwn, setOwn } from '../model/own.js';
 import { isPlainObject, toPointer } from './schemas.js';
 import type { BlockType } from './types.js';
 
@@ -79,13 +80,15 @@ export function checkStarterInput(config: StarterConfig | Record<string, unknown
   const issues: ValidationIssue[] = [];
   for (const field of fields) {
     const path = toPointer([field.name]);
-    if (value[field.name] === undefined) {
-      if (field.default !== undefined) value[field.name] = structuredClone(field.default);
+    // own properties only: a field named constructor or __proto__ is data like any other
+    const given = getOwn(value, field.name);
+    if (given === undefined) {
+      if (field.default !== undefined) setOwn(value, field.name, structuredClone(field.default));
       else if (field.required === true) issues.push({ path, message: `${field.name} is required` });
       continue;
     }
-    if (!matchesType(value[field.name], field.type)) {
-      issues.push({ path, message: `${field.name} must be ${article(field.type)}, got ${kindOf(value[field.name])}` });
+    if (!matchesType(given, field.type)) {
+      issues.push({ path, message: `${field.name} must be ${article(field.type)}, got ${kindOf(given)}` });
     }
   }
   return { issues, value };

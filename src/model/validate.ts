@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { isPlainObject, toPointer, type PathSegment } from './json.js';
+import { assignOwn } from './own.js';
 import { blockSchema, connectionSchema, triggerSchema, workflowSchema, workflowShellSchema } from './schema.js';
 import type { BlockTypeRegistry, WorkflowDef } from './types.js';
 import { checkBlocks, registerBlocks } from './validate-blocks.js';
@@ -70,7 +71,14 @@ export function validateWorkflow(doc: unknown, registry: BlockTypeRegistry): Val
     zodIssues(ctx, [], parsed.error);
     return { ok: false, issues: dedupe(ctx.issues) };
   }
-  return { ok: true, workflow: parsed.data };
+  const workflow = parsed.data;
+  // zod rebuilds a record by assignment, which makes a `__proto__` key the prototype: keep the given keys
+  if (workflow.variables !== undefined && isPlainObject(doc['variables'])) {
+    const variables: Record<string, unknown> = {};
+    assignOwn(variables, doc['variables']);
+    workflow.variables = variables;
+  }
+  return { ok: true, workflow };
 }
 
 /** Pointer-prefixed issue list as one readable line per issue (CLI `validate`, error messages). */

@@ -102,4 +102,21 @@ describe('blocks/starter', () => {
     expect(issues.map((i) => i.path)).to.deep.equal(['/inputFormat/1/name', '/inputFormat/2/default']);
     expect(info.handles({})).to.deep.equal(['success']);
   });
+
+  it('reads fields named constructor, toString and __proto__ as data, defaults included', async () => {
+    const odd = starterConfigSchema.parse({
+      inputFormat: [
+        { name: 'constructor', type: 'string', required: true },
+        { name: 'toString', type: 'number', default: 7 },
+        { name: '__proto__', type: 'object', default: { polluted: true } },
+      ],
+    });
+    expect(validateStarterInput(odd, {})).to.deep.equal([{ path: '/constructor', message: 'constructor is required' }]);
+    expect(validateStarterInput(odd, { constructor: 5 })[0]?.message).to.equal('constructor must be a string, got a number');
+    const result = await starterBlock.run(makeContext({ config: odd, input: { constructor: 'c' } }));
+    const input = (result.output as { input: Record<string, unknown> }).input;
+    expect(JSON.parse(JSON.stringify(input))).to.deep.equal(JSON.parse('{"constructor":"c","toString":7,"__proto__":{"polluted":true}}'));
+    expect(Object.getPrototypeOf(input)).to.equal(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+  });
 });

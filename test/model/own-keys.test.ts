@@ -28,6 +28,18 @@ describe('model: objects keyed by block ids and names keep every key as data', (
     expect(Object.getPrototypeOf(copy)).to.equal(Object.prototype);
   });
 
+  it('keeps workflow variables named like prototype members, __proto__ included, and references read them', () => {
+    const doc = workflow([], [], { variables: JSON.parse('{"__proto__":"p","constructor":"c","unit":"metric"}') as Record<string, unknown> });
+    const result = validateWorkflow(doc, registry);
+    expect(result.ok).to.equal(true);
+    if (!result.ok) return;
+    const variables = result.workflow.variables ?? {};
+    expect(JSON.stringify(variables)).to.equal('{"__proto__":"p","constructor":"c","unit":"metric"}');
+    expect(Object.getPrototypeOf(variables)).to.equal(Object.prototype);
+    const scope: ReferenceScope = { outputs: {}, blockNames: new Set(['start']), variables };
+    expect(resolveValue(['<variable.__proto__>', '<variable.constructor>', '<variable.unit>'], scope)).to.deep.equal(['p', 'c', 'metric']);
+  });
+
   it('references read blocks named like prototype members, and nothing else by those names', () => {
     const outputs: Record<string, unknown> = {};
     for (const key of AWKWARD_KEYS) setOwn(outputs, key.toLowerCase(), { result: key });

@@ -104,7 +104,7 @@ export class Engine implements RunOwner {
   }
 
   /** @internal the run's end: its record, written with the `done` event */
-  async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void> {
+  async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void> {
     const p = this.persister;
     if (p === undefined) return;
     for (const log of data.logs) if (log.status === 'cancelled') p.log(id, log);
@@ -114,7 +114,8 @@ export class Engine implements RunOwner {
       error: result.error,
       endedAt: result.endedAt,
       durationMs: result.durationMs,
-      context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations },
+      // SPEC §2 lists the trigger data in the context; it is the record's `trigger`, as recorded
+      context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations, trigger },
     });
     p.event(id, 'done', result);
     await p.commit(id);
@@ -162,7 +163,7 @@ export class Engine implements RunOwner {
    * the process's own model keys. A workflow that names none shares one map per snapshot of the
    * stored values and, when that snapshot is at hand, waits for nothing.
    */
-  private loadSecrets(workflow: CompiledWorkflow): Map<string, string> | Promise<Map<string, string>> {
+  loadSecrets(workflow: CompiledWorkflow): Map<string, string> | Promise<Map<string, string>> {
     const names = secretNamesOf(workflow);
     const stored = this.deps.secrets.values?.() ?? NO_SECRET_VALUES;
     if (names.length === 0 && !(stored instanceof Promise)) return this.sharedSecrets(stored);

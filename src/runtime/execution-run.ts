@@ -8,7 +8,7 @@ import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } fro
 export interface RunOwner {
   record(id: string, event: ExecutionEvent): void;
   recordLog(id: string, log: BlockLogEntry): void;
-  finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData): Promise<void>;
+  finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void>;
   announce(kind: 'completed' | 'failed' | 'cancelled', payload: Record<string, unknown>): void;
   forgetLog(id: string, log: BlockLogEntry): void;
   ended(id: string): void;
@@ -102,7 +102,7 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
       return;
     }
     this.final = recordedResult(result, this.secretValues);
-    const written = this.owner.finishRecord(this.id, this.final, data);
+    const written = this.owner.finishRecord(this.id, this.final, data, this.trigger);
     const both = this.recorded === RECORDED ? written : Promise.all([this.recorded, written]);
     both.then(this.finished.bind(this), this.failed.bind(this));
   }

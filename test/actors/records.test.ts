@@ -37,6 +37,9 @@ describe('execution records', () => {
     expect(a?.input).to.deep.equal({ ms: 5, value: 'uses ***' });
     expect(a?.durationMs).to.be.a('number');
     expect((record?.context as { states: Record<string, string> }).states).to.deep.equal({ start: 'completed', a: 'completed', b: 'completed' });
+    // SPEC §2: the context holds the trigger data too, as the record's trigger says it
+    expect(record?.context).to.have.all.keys('states', 'outputs', 'activeConnections', 'decisions', 'iterations', 'trigger');
+    expect((record?.context as { trigger: unknown }).trigger).to.deep.equal(record?.trigger).and.to.have.property('type');
     const events = await store.executions.listEvents(result.id);
     expect(events.map((e) => e.event)).to.include.members(['block.started', 'block.completed', 'done']);
     expect(JSON.stringify(record)).not.to.contain('very-secret-1');

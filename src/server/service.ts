@@ -49,7 +49,9 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     runtime = await openRuntime(config, {
       // the same decryption the secrets routes encrypt for; TROUPE_VAR_* is chained after it
       secrets: (store) => storeSecretSource(store, secrets.secretKey.value),
-      onError: (err) => logger.error({ err }, 'execution persistence failed'),
+      // what the engine cannot throw to a caller: a record batch the store refused, lifecycle events
+      // the bus could not take, a run that failed to end cleanly
+      onError: (err) => logger.error({ err }, 'execution runtime error (record, lifecycle event or run)'),
     });
   } catch (err) {
     lock?.release();

@@ -81,6 +81,7 @@ export function createServices(deps: ServiceDeps): Services {
     cache,
     // as the engine resolves {{NAME}}: the secrets API, then TROUPE_VAR_NAME
     secrets: chainSecrets(secrets.source(), envSecrets()),
+    runSecrets: (workflow) => deps.engine.loadSecrets(workflow),
     logger: deps.logger,
     now,
     ...(deps.bus ? { bus: deps.bus } : {}),

@@ -9,12 +9,12 @@ import type { Logger } from 'pino';
 import { webhookEvents } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import { TroupeError } from '../errors.js';
+import type { CompiledWorkflow } from '../model/graph.js';
 import type { WebhookTrigger } from '../model/types.js';
 import { deliveryIdOf, starterHeaders, verifySignature, type WebhookProvider } from '../model/webhook-signature.js';
 import type { ExecutionHandle } from '../runtime/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { redactionValues } from '../model/secret-forms.js';
-import { runSecrets, secretNamesOf } from '../runtime/secrets.js';
 import { redactInput } from '../model/redaction.js';
 import type { SecretSource } from '../runtime/types.js';
 import type { Store, WebhookEvent } from '../store/types.js';
@@ -51,7 +51,10 @@ export interface WebhookServiceDeps {
   deployments: DeploymentService;
   executions: ExecutionService;
   cache: CompiledCache;
+  /** where a trigger's `{{NAME}}` signing secret is read */
   secrets: SecretSource;
+  /** the secrets a run of `workflow` redacts (the engine's: named, stored and the process's model keys) */
+  runSecrets: (workflow: CompiledWorkflow) => Map<string, string> | Promise<Map<string, string>>;
   logger: Logger;
   now: () => number;
   bus?: { bus: Bus; prefix: string };
@@ -238,7 +241,7 @@ export class WebhookService {
   private async redacted(ev: WebhookEvent, loaded?: LoadedWorkflow): Promise<unknown> {
     const workflow = loaded ?? (await this.loadVersion(ev));
     if (workflow === null) return ev.payload;
-    const values = redactionValues(await runSecrets(secretNamesOf(workflow.compiled), this.deps.secrets));
+    const values = redactionValues(await this.deps.runSecrets(workflow.compiled));
     return redactInput(ev.payload, values, 'webhook');
   }
 

@@ -29,6 +29,8 @@ export interface HarnessOptions {
   executionTimeoutMs?: number;
   now?: () => number;
   mailer?: Mailer;
+  /** the process's own model keys, redacted in every run (as serve's OPENAI_API_KEY...) */
+  redact?: string[];
 }
 
 export interface Harness extends TroupeApp {
@@ -46,7 +48,7 @@ function testModels(): ReturnType<typeof createModelClient> {
   return models;
 }
 
-export function harnessEngine(store: Store, bus: MemoryBus, executionTimeoutMs = 20_000): Engine {
+export function harnessEngine(store: Store, bus: MemoryBus, executionTimeoutMs = 20_000, redact?: string[]): Engine {
   return new Engine({
     bus,
     blockTypes: testBlockTypes,
@@ -55,6 +57,7 @@ export function harnessEngine(store: Store, bus: MemoryBus, executionTimeoutMs =
     executions: store.executions,
     busPrefix: 'httptest',
     executionTimeoutMs,
+    ...(redact ? { redact } : {}),
   });
 }
 
@@ -92,7 +95,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
   const config = Object.freeze({ ...loadConfig({}), ...opts.config });
   const store = openSqliteStore(opts.dbPath ?? ':memory:');
   const bus = new MemoryBus();
-  const engine = harnessEngine(store, bus, opts.executionTimeoutMs);
+  const engine = harnessEngine(store, bus, opts.executionTimeoutMs, opts.redact);
   const built = buildApp(appDeps(config, store, bus, engine, opts.now, opts.mailer));
   const http = request(built.app.callback());
   return {

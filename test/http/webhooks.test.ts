@@ -89,6 +89,22 @@ describe('http: webhooks', () => {
     expect((announced[0] as { input: { headers: Record<string, string> } }).input.headers['x-echo']).to.equal('***');
   });
 
+  it("the process's own model keys are redacted in the bus announcement and the record, as in any run", async () => {
+    const modelKey = 'sk-process-model-key-42';
+    await h.close();
+    h = makeHarness({ redact: [modelKey] });
+    await h.http.put('/api/secrets/HOOK_SECRET').set(auth).send({ value: SECRET });
+    await deploy(h, hookWorkflow('mk', { path: 'mk' }));
+    const announced: unknown[] = [];
+    h.bus.subscribe('troupe.webhooks.mk.hook', (m) => announced.push(m.data));
+    const body = JSON.stringify({ leaked: `key=${modelKey}` });
+    const res = await post(h, 'mk', body, signed('generic', body)).expect(202);
+    const rec = await ended(h, res.headers['x-execution-id'] as string);
+    expect(JSON.stringify(rec)).to.not.include(modelKey);
+    expect(announced).to.have.length(1);
+    expect((announced[0] as { input: { body: unknown } }).input.body).to.deep.equal({ leaked: 'key=***' });
+  });
+
   it('a signed body nested past 100 levels gets 400 INVALID_JSON (the sender would retry a 5xx forever)', async () => {
     await deploy(h, hookWorkflow('g', { path: 'p' }));
     const body = `{"deep":${'['.repeat(5000)}1${']'.repeat(5000)}}`;

@@ -18,7 +18,7 @@
  * transition lies in between, found by bisection, and the search resumes from it. This assumes
  * no zone changes its offset twice within a few hours, which holds for the tz database.
  */
-import type { CronFields } from './cron.js';
+import { dayMatches, type CronFields } from './cron.js';
 
 const SECOND = 1000;
 const HOUR = 3_600_000;
@@ -85,12 +85,6 @@ function transitionIn(timeZone: string, lo: number, hi: number, latest: boolean)
     else hi = mid;
   }
   return hi;
-}
-
-function dayMatches(f: CronFields, y: number, mo: number, d: number): boolean {
-  const dom = f.dayOfMonth.includes(d);
-  const dow = f.dayOfWeek.includes(new Date(Date.UTC(y, mo - 1, d)).getUTCDay());
-  return f.dayOfMonthAny || f.dayOfWeekAny ? dom && dow : dom || dow;
 }
 
 function daysIn(y: number, mo: number): number {

@@ -2,8 +2,11 @@
  * Cron expressions of schedule triggers (SPEC §4.5): 5 fields (minute hour day-of-month month
  * day-of-week) or 6 with seconds first. Each field is a comma list of `*`, `n`, `a-b`, `*\/n`,
  * `a-b/n` or `n/s` (from n every s); months and weekdays also by English three-letter names.
- * Day-of-week 7 is Sunday, like 0. The parsed form lists the allowed values of each field, so
- * the scheduler and validation share one grammar.
+ * Day-of-week 7 is Sunday, like 0. The day fields also take the Quartz forms that Spring,
+ * croner and cron-parser read, since schedules are often copied from those: `?` (any, alone),
+ * `L` (last day of the month), `nW` / `LW` (the weekday nearest day n / the last weekday) and,
+ * for weekdays, `nL` (the last one of the month) and `n#k` (the k-th one). The parsed form lists
+ * the allowed values of each field, so the scheduler and validation share one grammar.
  */
 export interface CronFields {
   second: number[];
@@ -13,9 +16,24 @@ export interface CronFields {
   month: number[];
   /** 0 = Sunday; 7 is folded into 0 */
   dayOfWeek: number[];
+  /** the day fields' Quartz forms, matched by `dayMatches` */
+  daySpecials: DaySpecials;
   /** whether the day fields were `*`: cron's OR rule applies only when both are restricted */
   dayOfMonthAny: boolean;
   dayOfWeekAny: boolean;
+}
+
+export interface DaySpecials {
+  /** `L` in the day of month */
+  lastDayOfMonth: boolean;
+  /** `LW` */
+  lastWeekdayOfMonth: boolean;
+  /** n of each `nW` */
+  nearestWeekday: number[];
+  /** weekday of each `nL` */
+  lastOfMonth: number[];
+  /** each `n#k` */
+  nth: { day: number; nth: number }[];
 }
 
 interface FieldSpec {
@@ -74,9 +92,42 @@ function part(text: string, spec: FieldSpec, into: Set<number>): void {
   for (let v = from; v <= to; v += step) into.add(v);
 }
 
-function field(text: string, spec: FieldSpec): number[] {
+const DAY_OF_MONTH = SPECS[3] as FieldSpec;
+const DAY_OF_WEEK = SPECS[5] as FieldSpec;
+
+/** a Quartz day form (`L`, `LW`, `15W`, `5L`, `FRI#2`) added to `into`; false for any other text */
+function daySpecial(text: string, spec: FieldSpec, into: DaySpecials): boolean {
+  const upper = text.toUpperCase();
+  if (spec === DAY_OF_MONTH) {
+    if (upper === 'L') into.lastDayOfMonth = true;
+    else if (upper === 'LW') into.lastWeekdayOfMonth = true;
+    else if (/^\d+W$/.test(upper)) into.nearestWeekday.push(atom(upper.slice(0, -1), spec));
+    else return false;
+    return true;
+  }
+  if (spec !== DAY_OF_WEEK) return false;
+  // `L` alone means Saturday in Quartz's 1-7 numbering and is read otherwise elsewhere: refused
+  if (upper === 'L') throw new CronFieldError('day of week: "L" alone is ambiguous; use SAT, or nL for the last weekday n of the month');
+  const last = /^(\w+)L$/.exec(upper);
+  if (last) {
+    into.lastOfMonth.push(atom(last[1] ?? '', spec) % 7);
+    return true;
+  }
+  const nth = /^(\w+)#(\d+)$/.exec(upper);
+  if (!nth) return false;
+  const k = Number(nth[2]);
+  if (k < 1 || k > 5) throw new CronFieldError(`day of week: "${text}": the occurrence after # is 1-5`);
+  into.nth.push({ day: atom(nth[1] ?? '', spec) % 7, nth: k });
+  return true;
+}
+
+function field(text: string, spec: FieldSpec, specials: DaySpecials): number[] {
   const values = new Set<number>();
-  for (const piece of text.split(',')) part(piece, spec, values);
+  // `?` is Quartz's "no specific value" for the day field the other one decides: like `*`
+  if (text === '?' && (spec === DAY_OF_MONTH || spec === DAY_OF_WEEK)) text = '*';
+  for (const piece of text.split(',')) {
+    if (!daySpecial(piece, spec, specials)) part(piece, spec, values);
+  }
   if (spec.name === 'day of week' && values.delete(7)) values.add(0);
   return [...values].sort((a, b) => a - b);
 }
@@ -100,17 +151,63 @@ export function parseCron(expression: string): CronParse {
   }
   const texts = parts.length === 5 ? ['0', ...parts] : parts;
   try {
-    const [second, minute, hour, dayOfMonth, month, dayOfWeek] = SPECS.map((spec, i) => field(texts[i] ?? '', spec)) as [
+    const daySpecials: DaySpecials = { lastDayOfMonth: false, lastWeekdayOfMonth: false, nearestWeekday: [], lastOfMonth: [], nth: [] };
+    const [second, minute, hour, dayOfMonth, month, dayOfWeek] = SPECS.map((spec, i) => field(texts[i] ?? '', spec, daySpecials)) as [
       number[], number[], number[], number[], number[], number[],
     ];
-    // as Vixie cron: a day field starting with `*` (`*`, `*/1`, `*/2`) leaves the choice to the other
-    const dayOfMonthAny = (texts[3] ?? '').startsWith('*');
-    const dayOfWeekAny = (texts[5] ?? '').startsWith('*');
-    return { ok: true, fields: { second, minute, hour, dayOfMonth, month, dayOfWeek, dayOfMonthAny, dayOfWeekAny } };
+    // as Vixie cron: a day field starting with `*` (`*`, `*/1`, `*/2`), or Quartz's `?`, leaves the choice to the other
+    const dayOfMonthAny = /^[*?]/.test(texts[3] ?? '');
+    const dayOfWeekAny = /^[*?]/.test(texts[5] ?? '');
+    return { ok: true, fields: { second, minute, hour, dayOfMonth, month, dayOfWeek, daySpecials, dayOfMonthAny, dayOfWeekAny } };
   } catch (err) {
     if (err instanceof CronFieldError) return { ok: false, message: err.message };
     throw err;
   }
+}
+
+function daysIn(y: number, mo: number): number {
+  return new Date(Date.UTC(y, mo, 0)).getUTCDate();
+}
+
+function weekday(y: number, mo: number, d: number): number {
+  return new Date(Date.UTC(y, mo - 1, d)).getUTCDay();
+}
+
+/** Quartz's `nW`: the Monday-Friday day nearest day n, never leaving the month; null when n is past its end */
+function nearestWeekdayTo(y: number, mo: number, n: number): number | null {
+  const last = daysIn(y, mo);
+  if (n > last) return null;
+  const wd = weekday(y, mo, n);
+  if (wd === 6) return n === 1 ? 3 : n - 1;
+  if (wd === 0) return n === last ? n - 2 : n + 1;
+  return n;
+}
+
+function dayOfMonthMatches(f: CronFields, y: number, mo: number, d: number): boolean {
+  const s = f.daySpecials;
+  if (f.dayOfMonth.includes(d)) return true;
+  const last = daysIn(y, mo);
+  if (s.lastDayOfMonth && d === last) return true;
+  if (s.lastWeekdayOfMonth && d === nearestWeekdayTo(y, mo, last)) return true;
+  return s.nearestWeekday.some((n) => nearestWeekdayTo(y, mo, n) === d);
+}
+
+function dayOfWeekMatches(f: CronFields, y: number, mo: number, d: number): boolean {
+  const wd = weekday(y, mo, d);
+  if (f.dayOfWeek.includes(wd)) return true;
+  const s = f.daySpecials;
+  if (s.lastOfMonth.includes(wd) && d + 7 > daysIn(y, mo)) return true;
+  return s.nth.some((x) => x.day === wd && Math.ceil(d / 7) === x.nth);
+}
+
+/**
+ * Whether a calendar day matches the day fields. When both are restricted a day matches either
+ * (cron's OR rule); when one is unrestricted the other decides.
+ */
+export function dayMatches(f: CronFields, y: number, mo: number, d: number): boolean {
+  const dom = dayOfMonthMatches(f, y, mo, d);
+  const dow = dayOfWeekMatches(f, y, mo, d);
+  return f.dayOfMonthAny || f.dayOfWeekAny ? dom && dow : dom || dow;
 }
 
 /** Whether the IANA time zone is known to this runtime's Intl data. */

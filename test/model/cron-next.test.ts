@@ -96,6 +96,17 @@ describe('model/cron-next', () => {
       expect(between('0 0 * * 5', 'UTC', '2025-07-01T00:00:00Z', '2025-07-31T23:59:59Z')).to.have.length(4);
     });
 
+    it('finds the last day, last Friday and second Monday of each month, and back from a bound', () => {
+      expect(between('0 0 L * *', 'UTC', '2026-01-01T00:00:00Z', '2026-04-01T00:00:00Z')).to.deep.equal(
+        ['2026-01-31', '2026-02-28', '2026-03-31'].map((d) => `${d}T00:00:00.000Z`),
+      );
+      expect(between('0 18 * * 5L', 'Europe/Berlin', '2026-02-01T00:00:00Z', '2026-04-01T00:00:00Z')).to.deep.equal(
+        ['2026-02-27T17:00:00.000Z', '2026-03-27T17:00:00.000Z'],
+      );
+      expect(next('0 9 ? * MON#2', 'UTC', '2026-03-01T00:00:00Z')).to.equal('2026-03-09T09:00:00.000Z');
+      expect(last('0 0 LW * *', 'UTC', '2026-01-01T00:00:00Z', '2026-06-15T00:00:00Z')).to.equal('2026-05-29T00:00:00.000Z');
+    });
+
     it('returns null for a date that never exists, quickly', () => {
       const started = performance.now();
       expect(next('0 0 30 2 *', 'UTC', '2025-01-01T00:00:00Z')).to.equal(null);

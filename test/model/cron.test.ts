@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isValidTimeZone, parseCron } from '../../src/model/cron.js';
+import { dayMatches, isValidTimeZone, parseCron } from '../../src/model/cron.js';
 
 function fields(expr: string) {
   const r = parseCron(expr);
@@ -35,6 +35,52 @@ describe('model/cron', () => {
   for (const bad of ['', '* * * *', '* * * * * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * * 13 *', '* * * * 8', '5-1 * * * *', '*/0 * * * *', 'a * * * *', '1-2-3 * * * *', '* * * FOO *', '1,,2 * * * *']) {
     it(`rejects "${bad}"`, () => expect(parseCron(bad).ok).to.equal(false));
   }
+
+  describe('Quartz day forms (?, L, W, nL, n#k)', () => {
+    /** the days of a month (2026, 1-based) that the expression's day fields allow */
+    function days(expr: string, month: number): number[] {
+      const f = fields(expr);
+      const last = new Date(Date.UTC(2026, month, 0)).getUTCDate();
+      return Array.from({ length: last }, (_, i) => i + 1).filter((d) => dayMatches(f, 2026, month, d));
+    }
+
+    it('reads ? as "any" in either day field, so the other one decides', () => {
+      // March 2026: Mondays are the 2nd, 9th, 16th, 23rd and 30th
+      expect(days('0 0 ? * MON', 3)).to.deep.equal([2, 9, 16, 23, 30]);
+      expect(days('0 0 12 15 * ?', 3)).to.deep.equal([15]);
+      expect(fields('0 0 12 ? * MON-FRI').dayOfMonthAny).to.equal(true);
+    });
+
+    it('L is the last day of the month; LW and nW the nearest Monday-Friday, inside the month', () => {
+      expect(days('0 0 L * *', 2)).to.deep.equal([28]);
+      expect(days('0 0 L * *', 4)).to.deep.equal([30]);
+      // May 31st 2026 is a Sunday: the last weekday is Friday the 29th
+      expect(days('0 0 LW * *', 5)).to.deep.equal([29]);
+      // Feb 15th 2026 is a Sunday (→ Monday 16th); Aug 1st a Saturday (→ Monday 3rd, not July 31st)
+      expect(days('0 0 15W * *', 2)).to.deep.equal([16]);
+      expect(days('0 0 1W * *', 8)).to.deep.equal([3]);
+      expect(days('0 0 31W * *', 4), 'no 31st in April').to.deep.equal([]);
+      expect(days('0 0 1,L * *', 4)).to.deep.equal([1, 30]);
+    });
+
+    it('nL is the last such weekday of the month, n#k the k-th one', () => {
+      // March 2026: Fridays are the 6th, 13th, 20th and 27th
+      expect(days('0 0 * * 5L', 3)).to.deep.equal([27]);
+      expect(days('0 0 * * FRIL', 3)).to.deep.equal([27]);
+      expect(days('0 0 * * 5#2', 3)).to.deep.equal([13]);
+      expect(days('0 0 * * mon#1,fri#3', 3)).to.deep.equal([2, 20]);
+      expect(days('0 0 * * 7#1', 3), '7 is Sunday').to.deep.equal([1]);
+      expect(days('0 0 * * 5#5', 3)).to.deep.equal([]);
+    });
+
+    it('keeps the OR rule when both day fields are restricted', () => {
+      expect(days('0 0 L * 5#2', 3)).to.deep.equal([13, 31]);
+    });
+
+    for (const bad of ['0 0 * * L', '0 0 * * 1#6', '0 0 * * 1#0', '0 0 ?,1 * *', '? * * * *', '0 0 * ? *', '0 0 L-2 * *', '0 0 0W * *', '0 0 32W * *', '0 0 * * 8L', '0 0 5L * *', '0 0 * * LW']) {
+      it(`rejects "${bad}"`, () => expect(parseCron(bad).ok).to.equal(false));
+    }
+  });
 
   it('checks IANA time zones', () => {
     expect(isValidTimeZone('Europe/Paris')).to.equal(true);

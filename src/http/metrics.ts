@@ -53,7 +53,9 @@ export function createMetrics(): AppMetrics {
     blockDuration,
     observer: {
       blockSettled(type, status, durationMs) {
-        if (durationMs !== null) blockDuration.observe({ type, status }, durationMs / 1000);
+        // a skipped block never ran, so its log has no duration: it is counted as taking none,
+        // else `status="skipped"` (named in the help) would never appear
+        blockDuration.observe({ type, status }, (durationMs ?? 0) / 1000);
       },
       executionEnded(status, trigger) {
         executions.inc({ status, trigger });

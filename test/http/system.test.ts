@@ -66,6 +66,22 @@ describe('http: service routes', () => {
     }
   });
 
+  it('GET /metrics counts skipped blocks in troupe_block_duration_seconds, as its help says', async () => {
+    await h.http.post('/api/workflows').set(auth).send({
+      id: 'sk', name: 'Skips',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'c', type: 'condition', name: 'C', config: { branches: [{ id: 'no', expression: '1 === 2' }] } },
+        { id: 'nap', type: 'sleep', name: 'Nap', config: { ms: 0 } },
+      ],
+      connections: [{ from: 'start', to: 'c' }, { from: 'c', handle: 'no', to: 'nap' }],
+    }).expect(201);
+    await h.http.post('/api/workflows/sk/run').set(auth).send({}).expect(200);
+    const res = await h.http.get('/metrics').expect(200);
+    expect(res.text).to.match(/troupe_block_duration_seconds_count\{type="sleep",status="skipped"\} 1/);
+    expect(res.text).to.match(/troupe_block_duration_seconds_bucket\{le="0.0005",type="sleep",status="skipped"\} 1/);
+  });
+
   it('GET /openapi.json (OpenAPI 3.1) describes every route the app serves, from the same schemas', async () => {
     const res = await h.http.get('/openapi.json').expect(200);
     const doc = res.body as { openapi: string; paths: Record<string, Record<string, Record<string, unknown>>> };

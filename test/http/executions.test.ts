@@ -67,6 +67,25 @@ describe('http: execution records', () => {
     await h.http.get(`/api/executions/${fresh.headers['x-execution-id'] as string}`).set('X-API-Key', again).expect(200);
   });
 
+  it('X-Execution-Id is on every answer about an execution the caller may see, refusals included, never on 401/403', async () => {
+    const tooBig = 'x'.repeat(2 * 1024 * 1024);
+    const answers = [
+      await h.http.get(`/api/executions/${execId}`).set(auth).send(tooBig), // 413
+      await h.http.get(`/api/executions/${execId}`).set('X-API-Key', keyA).send(tooBig), // 413
+      await h.http.get(`/api/executions/${execId}/events`).set(auth).set('Last-Event-ID', 'abc'), // 400
+      await h.http.get(`/api/executions/${execId}/events?after=x`).set('X-API-Key', keyA), // 400
+      await h.http.post(`/api/executions/${execId}/cancel`).set(auth), // 409
+    ];
+    expect(answers.map((r) => [r.status, r.headers['x-execution-id']])).to.deep.equal([
+      [413, execId], [413, execId], [400, execId], [400, execId], [409, execId],
+    ]);
+    const refused = [
+      await h.http.get(`/api/executions/${execId}`).set('X-API-Key', keyB),
+      await h.http.get(`/api/executions/${execId}`).set('X-API-Key', 'trp_unknown'),
+    ];
+    expect(refused.map((r) => [r.status, r.headers['x-execution-id']])).to.deep.equal([[403, undefined], [401, undefined]]);
+  });
+
   it('asks for the admin token (WWW-Authenticate: Bearer) when no credentials come', async () => {
     for (const res of [await h.http.get(`/api/executions/${execId}`), await h.http.post(`/api/executions/${execId}/cancel`)]) {
       expect(res.status).to.equal(401);

@@ -18,9 +18,7 @@ import type { Ctx } from '../types.js';
 async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
   const id = param(ctx, 'id');
   if (hasAdminToken(ctx.get('Authorization'), adminToken)) {
-    const rec = await s.executions.get(id);
-    await refuseOversizedBody(ctx);
-    return rec;
+    return tagged(ctx, await s.executions.get(id));
   }
   const presented = ctx.get('X-API-Key');
   if (presented === '') {
@@ -33,6 +31,16 @@ async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): P
   if (key.workflowId !== rec.workflowId || !(await ranUnderCurrentWorkflow(s, rec))) {
     throw new TroupeError('FORBIDDEN', "this API key does not belong to the execution's workflow");
   }
+  return tagged(ctx, rec);
+}
+
+/**
+ * Once the caller may see the execution, every answer about it carries X-Execution-Id (SPEC §4),
+ * the refusals that follow too (413, a bad Last-Event-ID, cancel's 409); never before, so a
+ * refused caller learns nothing from the header.
+ */
+async function tagged(ctx: Ctx, rec: ExecutionDetail): Promise<ExecutionDetail> {
+  ctx.set('X-Execution-Id', rec.id);
   await refuseOversizedBody(ctx);
   return rec;
 }
@@ -73,7 +81,6 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
         403: auth403, 404: unknown404 },
       handler: async (ctx) => {
         const rec = await authorizedExecution(ctx, s, adminToken);
-        ctx.set('X-Execution-Id', rec.id);
         ctx.body = executionView(rec);
       },
     },
@@ -83,12 +90,11 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
       query: eventsQuery,
       requestHeaders: [{ name: 'Last-Event-ID', description: 'resume after this event number (with `after`, the later of the two)' }],
       responses: { 200: { description: 'text/event-stream; each event has `id` (its sequence number), `event` and JSON `data`',
-        contentType: 'text/event-stream', headers: ['X-Execution-Id'] }, 400: errorResponse('invalid query or Last-Event-ID (INVALID_REQUEST)'),
+        contentType: 'text/event-stream', headers: ['X-Execution-Id'] }, 400: errorResponse('invalid query or Last-Event-ID (INVALID_REQUEST)', ['X-Execution-Id']),
         401: auth401, 403: auth403, 404: unknown404 },
       handler: async (ctx) => {
         const rec = await authorizedExecution(ctx, s, adminToken);
         const after = lastEventId(ctx);
-        ctx.set('X-Execution-Id', rec.id);
         streamEvents(ctx, s.executions, rec.id, logger, after);
       },
     },
@@ -99,10 +105,9 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
         + 'sent over the bus to the process running it: 202 with status "cancelling".',
       responses: { 200: { description: 'ended', schema: cancelResponseSchema, headers: ['X-Execution-Id'] },
         202: { description: 'cancel requested', schema: cancelResponseSchema, headers: ['X-Execution-Id'] }, 401: auth401, 403: auth403,
-        404: unknown404, 409: errorResponse('the execution has already ended (CONFLICT)') },
+        404: unknown404, 409: errorResponse('the execution has already ended (CONFLICT)', ['X-Execution-Id']) },
       handler: async (ctx) => {
         const rec = await authorizedExecution(ctx, s, adminToken);
-        ctx.set('X-Execution-Id', rec.id);
         const status = await s.executions.cancel(rec);
         ctx.status = status === null ? 202 : 200;
         ctx.body = { executionId: rec.id, status: status ?? 'cancelling' };

@@ -214,6 +214,39 @@ describe('http: execute', () => {
     });
   });
 
+  describe('X-Execution-Mode', () => {
+    it('takes sync, async and stream (any case), and decides over Accept', async () => {
+      const { key } = await deployed(h, echoWorkflow('xm'));
+      const send = (mode: string, accept?: string): Promise<{ status: number; headers: Record<string, string> }> => {
+        const req = exec(h, 'xm').set('X-API-Key', key).set('X-Execution-Mode', mode);
+        return (accept === undefined ? req : req.set('Accept', accept)).buffer(true).parse((r, done) => {
+          r.on('data', () => undefined);
+          r.on('end', () => done(null, null));
+        }).send({ city: 'Oslo' });
+      };
+      const seen = async (mode: string, accept?: string): Promise<[number, string]> => {
+        const res = await send(mode, accept);
+        return [res.status, (res.headers['content-type'] ?? '').split(';')[0]!];
+      };
+      expect(await seen('sync')).to.deep.equal([201, 'application/json']);
+      expect(await seen(' Async ')).to.deep.equal([202, 'application/json']);
+      expect(await seen('STREAM')).to.deep.equal([200, 'text/event-stream']);
+      expect(await seen('sync', 'text/event-stream')).to.deep.equal([201, 'application/json']);
+      expect(await seen('async', 'text/event-stream')).to.deep.equal([202, 'application/json']);
+    });
+
+    it('refuses any other value with 400 INVALID_REQUEST and starts nothing', async () => {
+      const { key } = await deployed(h, echoWorkflow('xm'));
+      for (const mode of ['asynch', 'streaming', 'true', 'async, stream']) {
+        const res = await exec(h, 'xm').set('X-API-Key', key).set('X-Execution-Mode', mode).send({ input: { city: 'Oslo' } });
+        expect([mode, res.status, res.body.error?.code]).to.deep.equal([mode, 400, 'INVALID_REQUEST']);
+        expect(res.body.error.details.issues[0].path).to.equal('/X-Execution-Mode');
+      }
+      const history = await h.http.get('/api/workflows/xm/executions').set(auth).expect(200);
+      expect(history.body.items).to.deep.equal([]);
+    });
+  });
+
   describe('errors, in the SPEC order', () => {
     let keyA: string;
     let keyB: string;

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { TroupeError } from '../../errors.js';
+import { TroupeError, ValidationError } from '../../errors.js';
 import type { Services } from '../../service/index.js';
 import { unauthorized } from '../middleware/auth.js';
 import { respondToExecution, type ExecutionMode } from '../respond.js';
@@ -25,16 +25,30 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** `{ input, async?, stream? }`, or any other body as the input with the mode from headers. */
 export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get' | 'accepts'>): ExecuteRequest {
-  const headerMode = ctx.get('X-Execution-Mode').trim().toLowerCase();
-  const headerAsync = headerMode === 'async';
-  const headerStream = headerMode === 'stream' || prefersEventStream(ctx);
+  const fromHeaders = headerMode(ctx);
   if (!isObject(body) || !Object.prototype.hasOwnProperty.call(body, 'input')) {
-    if (headerAsync && headerStream) throw bothModes();
     // an empty body is `{}`; a body that is JSON `null` is the input null, as any other value
-    return { input: body === undefined ? {} : body, mode: headerAsync ? 'async' : headerStream ? 'stream' : 'sync' };
+    return { input: body === undefined ? {} : body, mode: fromHeaders ?? 'sync' };
   }
   const env = plainEnvelope(body) ?? checkBody(body, executeEnvelope);
-  return { input: env.input ?? null, mode: envelopeMode(env, headerAsync, headerStream) };
+  return { input: env.input ?? null, mode: envelopeMode(env, fromHeaders) };
+}
+
+const HEADER_MODES: readonly ExecutionMode[] = ['sync', 'async', 'stream'];
+
+/**
+ * The mode the headers ask for, null when they ask for none. `X-Execution-Mode` names it
+ * outright, so it decides over `Accept`, which only says what the client can read. Any other
+ * value is refused: a mistyped `asynch` must not silently hold the client for the whole run.
+ */
+function headerMode(ctx: Pick<Ctx, 'get' | 'accepts'>): ExecutionMode | null {
+  const named = ctx.get('X-Execution-Mode').trim().toLowerCase();
+  if (named === '') return prefersEventStream(ctx) ? 'stream' : null;
+  const mode = HEADER_MODES.find((m) => m === named);
+  if (mode !== undefined) return mode;
+  throw new ValidationError('INVALID_REQUEST', 'invalid X-Execution-Mode', [
+    { path: '/X-Execution-Mode', message: 'must be sync, async or stream' },
+  ]);
 }
 
 /**
@@ -50,16 +64,15 @@ function prefersEventStream(ctx: Pick<Ctx, 'get' | 'accepts'>): boolean {
 /**
  * The body's flags win over the headers (docs/http.md): a mode the body asks for is taken
  * whatever the headers say, and one it turns off (`false`) is not taken from them. Only a body
- * asking for both, or headers asking for both with the body silent, is refused.
+ * asking for both is refused.
  */
-function envelopeMode(env: { async?: boolean; stream?: boolean }, headerAsync: boolean, headerStream: boolean): ExecutionMode {
+function envelopeMode(env: { async?: boolean; stream?: boolean }, fromHeaders: ExecutionMode | null): ExecutionMode {
   if (env.async === true && env.stream === true) throw bothModes();
   if (env.async === true) return 'async';
   if (env.stream === true) return 'stream';
-  const isAsync = env.async === undefined && headerAsync;
-  const isStream = env.stream === undefined && headerStream;
-  if (isAsync && isStream) throw bothModes();
-  return isAsync ? 'async' : isStream ? 'stream' : 'sync';
+  if (fromHeaders === 'async' && env.async === undefined) return 'async';
+  if (fromHeaders === 'stream' && env.stream === undefined) return 'stream';
+  return 'sync';
 }
 
 /**
@@ -149,7 +162,9 @@ function executionResponses(): Record<number, ResponseSpec> & { default: Respons
 // through the 200 answer's media types, not an Accept parameter)
 const MODE_HEADERS = [{
   name: 'X-Execution-Mode',
-  description: '`async`: answer 202 at once (as `"async": true`); `stream`: answer with server-sent events (as `"stream": true`, or an `Accept` that prefers text/event-stream)',
+  description: '`async`: answer 202 at once (as `"async": true`); `stream`: answer with server-sent events (as `"stream": true`, or, '
+    + 'without this header, an `Accept` that prefers text/event-stream); `sync`: wait for the result (the default). It decides over '
+    + '`Accept`, the body\'s `async`/`stream` over it; any other value is 400 INVALID_REQUEST',
 }] as const;
 
 

@@ -35,6 +35,18 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** a timer may fire a millisecond early by the wall clock: land safely past the boundary */
+const ALIGN_MARGIN_MS = 5;
+
+/**
+ * Milliseconds from `nowMs` to just past the next multiple of `intervalMs`: a scheduler ticking
+ * at whole seconds fires a due second as it begins, where a tick at the phase the process
+ * happened to start in would fire it up to a whole interval late.
+ */
+export function delayToNextTick(nowMs: number, intervalMs: number): number {
+  return intervalMs - (((nowMs % intervalMs) + intervalMs) % intervalMs) + ALIGN_MARGIN_MS;
+}
+
 /**
  * Work run every interval once started, one run at a time (a run asked for while one is in
  * progress is skipped and counts 0); `stop()` waits for the run in progress, which checks
@@ -55,19 +67,36 @@ export class PeriodicWork {
     return this.current;
   }
 
-  start(intervalMs: number, work: () => Promise<number>): void {
+  /**
+   * Runs `work` now, then every interval. With `alignTo` (a clock), each later run is timed
+   * just after the clock's next multiple of the interval instead of at the start's phase.
+   */
+  start(intervalMs: number, work: () => Promise<number>, alignTo?: () => number): void {
     if (this.timer !== undefined) return;
     this.stopped = false;
     const tick = (): void => {
       this.run(work).catch(this.onError);
     };
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
+    if (alignTo === undefined) {
+      this.timer = setInterval(tick, intervalMs);
+      this.timer.unref();
+    } else {
+      const next = (): void => {
+        this.timer = setTimeout(() => {
+          if (this.stopped) return;
+          next();
+          tick();
+        }, delayToNextTick(alignTo(), intervalMs));
+        this.timer.unref();
+      };
+      next();
+    }
     tick();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // clearInterval clears a timeout too (one timer kind in Node)
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     await this.current?.catch(() => undefined);

@@ -73,7 +73,8 @@ export class ScheduleService {
 
   start(intervalMs = 1_000): void {
     this.startedAt = this.deps.now();
-    this.ticker.start(intervalMs, () => this.runTick());
+    // due times are whole seconds: ticking just after each one fires it within milliseconds
+    this.ticker.start(intervalMs, () => this.runTick(), this.deps.now);
   }
 
   /** No new claims from here on; resolves once a tick in progress has ended. */

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { delayToNextTick } from '../../src/service/background.js';
 import { auth, makeHarness, otherInstance, type Harness } from './support.js';
 
 interface View {
@@ -228,5 +229,13 @@ describe('http: schedules', () => {
     at('2026-03-02T10:05:00.100Z');
     expect(await h.services.schedules.tick()).to.equal(0);
     expect(await h.store.schedules.lastFires('stop', 'tick', 5)).to.deep.equal([]);
+  });
+
+  it('ticks just after each whole second, so a seconds schedule fires as its second begins', () => {
+    // started at .420 of a second, the next tick is at .005 of the next one, not at .420
+    expect(delayToNextTick(Date.parse('2026-03-02T10:00:30.420Z'), 1_000)).to.equal(585);
+    expect(delayToNextTick(Date.parse('2026-03-02T10:00:30.999Z'), 1_000)).to.equal(6);
+    expect(delayToNextTick(Date.parse('2026-03-02T10:00:31.000Z'), 1_000)).to.equal(1_005);
+    expect(delayToNextTick(-250, 1_000), 'a clock before 1970 too').to.equal(255);
   });
 });

@@ -51,7 +51,9 @@ export const chatAuthSchema = z.object({
 });
 
 export const chatMessageSchema = z.object({
-  message: z.string().min(1).max(16_000),
+  // a message of spaces and line breaks says nothing: the page does not send one, and a client
+  // that does would start a run (and a turn of the stored conversation) for nothing
+  message: z.string().min(1).max(16_000).regex(/\S/, 'the message is blank (only spaces or line breaks)'),
   conversationId: z.string().min(1).max(200).optional(),
 });
 

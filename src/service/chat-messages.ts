@@ -147,10 +147,14 @@ export class ChatMessages {
     await this.append(conversationId, { role: 'assistant', content: text, at: this.at(), executionId: result.id });
   }
 
-  /** someone else's conversation (another email, chat or workflow) is as unknown as a made-up id */
+  /**
+   * someone else's conversation (another email, or another workflow's chat) is as unknown as a
+   * made-up id. A workflow has one chat, so its conversations are the chat's whatever subdomain
+   * they began on: a new subdomain keeps the history (a deleted chat takes its conversations).
+   */
   private async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string): Promise<Conversation> {
     const found = await this.deps.store.chats.getConversation(id);
-    if (found === null || found.subdomain !== chat.subdomain || found.workflowId !== chat.workflowId || found.owner !== visitor.email) {
+    if (found === null || found.workflowId !== chat.workflowId || found.owner !== visitor.email) {
       throw new TroupeError('NOT_FOUND', `conversation ${id} not found`);
     }
     return found;

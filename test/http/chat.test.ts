@@ -253,6 +253,33 @@ describe('http: chat deployments', () => {
     }
   });
 
+  it('refuses a blank message (only spaces or line breaks) with 400 before anything runs or is stored', async () => {
+    await status(setUp('bl', { subdomain: 'blank', auth: { mode: 'public' }, branding: { title: 'B' } }), 201);
+    for (const message of ['   ', '\n\t ']) {
+      const res = await send('blank', { message }).expect(400);
+      expect(res.body).to.match(/INVALID_REQUEST/);
+      expect(res.body).to.include('/message');
+    }
+    const list = await h.http.get('/api/workflows/bl/executions').set(auth).expect(200);
+    expect(list.body.items).to.deep.equal([]);
+    // text with spaces around it is a message, sent as typed
+    const done = parseSse((await send('blank', { message: ' hi ' }).expect(200)).body as string).at(-1)!;
+    expect(done.event).to.equal('done');
+  });
+
+  it('a new subdomain keeps the chat\'s conversations: one begun on the old one carries on with its history', async () => {
+    await status(setUp('mv', { subdomain: 'before', auth: { mode: 'public' }, branding: { title: 'M' } }), 201);
+    const first = parseSse((await send('before', { message: 'hello' }).expect(200)).body as string).at(-1)!;
+    const conversationId = first.data.conversationId as string;
+    await h.http.put('/api/workflows/mv/chat').set(auth).send({ subdomain: 'after', auth: { mode: 'public' }, branding: { title: 'M' } }).expect(200);
+    await send('before', { message: 'x', conversationId }).expect(404);
+    const second = parseSse((await send('after', { message: 'again', conversationId }).expect(200)).body as string);
+    expect(second[0]!.data.text).to.equal(`You said: again (turn 2, ${conversationId})`);
+    // another workflow's chat still does not see it, even on the subdomain the conversation began on
+    await status(setUp('mv2', { subdomain: 'before', auth: { mode: 'public' }, branding: { title: 'N' } }), 201);
+    await send('before', { message: 'x', conversationId }).expect(404);
+  });
+
   it('serves the branded page at /chat/{sub}/ and at / on {sub}.{TROUPE_CHAT_HOST}; 403 NOT_DEPLOYED before deploying', async () => {
     await status(setUp('pg', { subdomain: 'page', auth: { mode: 'public' }, branding: { title: 'Page <Title>', welcomeMessage: 'Hello there' } }, undefined, false), 201);
     const local = await h.http.get('/chat/page/').expect(200);

@@ -4,7 +4,8 @@
  * `POST /api/chat/{sub}/auth`, sends through `POST /api/chat/{sub}/messages` and reads the SSE
  * answer with fetch + ReadableStream + TextDecoder (`chunk` → append, `done` → finish and keep
  * conversationId, `error` → show it). The conversation ({ conversationId, messages, signedIn })
- * lives in localStorage under `troupe-chat:{subdomain}`. Text only ever goes in via textContent.
+ * lives in localStorage under `troupe-chat:{subdomain}`; "Sign out" (`DELETE .../auth`) drops it
+ * with the session. Text only ever goes in via textContent.
  *
  * String.raw: backslashes are the script's own; the text must contain no backtick and no "${".
  */
@@ -18,6 +19,7 @@ export const CHAT_PAGE_SCRIPT = String.raw`
   var $ = function (id) { return document.getElementById(id); };
   var list = $('messages'), input = $('message-input'), sendButton = $('send');
   var newButton = $('new-conversation'), composer = $('composer'), signin = $('signin');
+  var signOutButton = $('sign-out');
   var state = load();
   var busy = false, pending = null, emailStep = 'email';
 
@@ -93,6 +95,7 @@ export const CHAT_PAGE_SCRIPT = String.raw`
 
   function showComposer() {
     if (signin) signin.hidden = true;
+    if (signOutButton) signOutButton.hidden = false;
     composer.hidden = false;
     input.focus();
   }
@@ -102,6 +105,7 @@ export const CHAT_PAGE_SCRIPT = String.raw`
     save();
     composer.hidden = true;
     signin.hidden = false;
+    signOutButton.hidden = true;
     $('signin-error').textContent = message || '';
     var first = config.authMode === 'password' ? $('password') : (emailStep === 'code' ? $('code') : $('email'));
     first.focus();
@@ -337,11 +341,29 @@ export const CHAT_PAGE_SCRIPT = String.raw`
     if (!composer.hidden) input.focus();
   }
 
+  // the conversation goes too: on a shared computer the next person must not read it
+  async function signOut() {
+    if (busy) return;
+    signOutButton.disabled = true;
+    try {
+      var res = await fetch(API + '/auth', { method: 'DELETE', credentials: 'same-origin' });
+      if (!res.ok) throw new Error('sign-out answered ' + res.status);
+      newConversation();
+      if (config.authMode === 'email') { $('email').value = ''; setEmailStep('email', ''); }
+      needSignIn('');
+    } catch (e) {
+      showError(bubble('assistant', ''), 'Could not sign out. Check your connection and try again.');
+    } finally {
+      signOutButton.disabled = false;
+    }
+  }
+
   composer.addEventListener('submit', submitMessage);
   input.addEventListener('keydown', function (event) {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) submitMessage(event);
   });
   newButton.addEventListener('click', newConversation);
+  if (signOutButton) signOutButton.addEventListener('click', signOut);
   if (signin) {
     signin.addEventListener('submit', submitSignIn);
     if ($('signin-restart')) $('signin-restart').addEventListener('click', function () { setEmailStep('email', ''); });

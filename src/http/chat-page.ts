@@ -127,14 +127,19 @@ function contentSecurityPolicy(style: string): string {
   ].join('; ');
 }
 
-function headerHtml(branding: ChatBranding): string {
+/** Sign-out, for chats with a sign-in: shown by the script while signed in. */
+function signOutHtml(authMode: ChatAuthMode): string {
+  return authMode === 'public' ? '' : '<button type="button" id="sign-out" class="secondary" hidden>Sign out</button>';
+}
+
+function headerHtml(branding: ChatBranding, authMode: ChatAuthMode): string {
   const logo = safeLogoUrl(branding.logoUrl);
   const logoHtml = logo === undefined ? '' : `<img id="chat-logo" src="${escapeHtml(logo)}" alt="">`;
   const description = branding.description
     ? `<p id="chat-description">${escapeHtml(branding.description)}</p>`
     : '';
   return `<header>${logoHtml}<div class="heading"><h1 id="chat-title">${escapeHtml(branding.title)}</h1>${description}</div>`
-    + '<button type="button" id="new-conversation" class="secondary">New conversation</button></header>';
+    + `<button type="button" id="new-conversation" class="secondary">New conversation</button>${signOutHtml(authMode)}</header>`;
 }
 
 function passwordFields(): string {
@@ -194,7 +199,7 @@ export function renderChatPage(opts: ChatPageOptions): string {
     + '<meta name="referrer" content="no-referrer">'
     + `<title>${escapeHtml(branding.title)}</title>${description}${icon}<style>${style}</style></head>`
     + '<body><div class="app">'
-    + headerHtml(branding)
+    + headerHtml(branding, authMode)
     + '<div id="messages" role="log" aria-live="polite" aria-relevant="additions text" aria-label="Conversation"></div>'
     + signinHtml(authMode)
     + composerHtml()

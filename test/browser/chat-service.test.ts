@@ -1,7 +1,8 @@
 /**
  * The chat end to end in a real browser against the real app (routes, sign-in, SSE, store):
  * the page on `{sub}.chat.localhost`, an email sign-in with the mailed code, a streamed answer,
- * and the conversation carried on after a reload, its history reaching the workflow.
+ * and the conversation carried on after a reload, its history reaching the workflow; then
+ * signing out.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -96,6 +97,33 @@ describe('browser: chat against the service', function () {
     await page.press('#message-input', 'Enter');
     // the second turn: the workflow saw the first exchange in its history
     await until(() => answers(page), (a) => a[1] === 'Answer number 2 for you', 'the second answer');
+    await page.close();
+  });
+
+  it('"Sign out" drops the session cookie and the stored conversation, and shows the sign-in again', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(err.message));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(msg.text());
+    });
+    await page.goto(`http://helpdesk.chat.localhost:${port}/`);
+    await page.locator('#sign-out').waitFor({ state: 'visible' });
+    expect(await answers(page)).to.not.deep.equal([]);
+    expect(await browser.context.cookies(`http://helpdesk.chat.localhost:${port}/api/chat/helpdesk/messages`)).to.have.length(1);
+    await page.click('#sign-out');
+    await page.locator('#email').waitFor({ state: 'visible' });
+    expect(await page.isVisible('#sign-out')).to.equal(false);
+    expect(await page.isVisible('#message-input')).to.equal(false);
+    expect(await page.inputValue('#email')).to.equal('');
+    expect(await answers(page)).to.deep.equal([]);
+    expect(await browser.context.cookies(`http://helpdesk.chat.localhost:${port}/api/chat/helpdesk/messages`)).to.deep.equal([]);
+    const kept = JSON.parse(String(await page.evaluate("localStorage.getItem('troupe-chat:helpdesk')"))) as unknown;
+    expect(kept).to.deep.equal({ conversationId: null, messages: [], signedIn: false });
+    await page.reload();
+    await page.locator('#email').waitFor({ state: 'visible' });
+    expect(await answers(page)).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
     await page.close();
   });
 });

@@ -280,6 +280,16 @@ describe('http: chat deployments', () => {
     await send('before', { message: 'x', conversationId }).expect(404);
   });
 
+  it('signs out: DELETE /api/chat/{sub}/auth expires the session cookie (204); another origin 403, unknown chat 404', async () => {
+    await status(setUp('so2', { subdomain: 'leave', auth: { mode: 'password', password: 'open sesame' }, branding: { title: 'L' } }), 201);
+    await h.http.post('/api/chat/leave/auth').send({ password: 'open sesame' }).expect(200);
+    const out = await h.http.delete('/api/chat/leave/auth').expect(204);
+    const cleared = (out.headers['set-cookie'] as unknown as string[]).join(';');
+    expect(cleared).to.match(/troupe_chat_leave=; path=\/api\/chat\/leave; expires=Thu, 01 Jan 1970 00:00:00 GMT;.*httponly/i);
+    await h.http.delete('/api/chat/leave/auth').set('Origin', 'http://evil.example').expect(403);
+    await h.http.delete('/api/chat/nowhere/auth').expect(404);
+  });
+
   it('serves the branded page at /chat/{sub}/ and at / on {sub}.{TROUPE_CHAT_HOST}; 403 NOT_DEPLOYED before deploying', async () => {
     await status(setUp('pg', { subdomain: 'page', auth: { mode: 'public' }, branding: { title: 'Page <Title>', welcomeMessage: 'Hello there' } }, undefined, false), 201);
     const local = await h.http.get('/chat/page/').expect(200);

@@ -15,7 +15,7 @@ const SPEC_ROUTES = [
   'post /api/executions/{id}/cancel', 'get /openapi.json', 'get /healthz', 'get /readyz', 'get /metrics',
   'post /webhooks/{path}', 'get /api/workflows/{id}/schedules',
   'put /api/workflows/{id}/chat', 'get /api/workflows/{id}/chat', 'delete /api/workflows/{id}/chat',
-  'get /chat/{sub}/', 'get /api/chat/{sub}', 'post /api/chat/{sub}/auth', 'post /api/chat/{sub}/messages',
+  'get /chat/{sub}/', 'get /api/chat/{sub}', 'post /api/chat/{sub}/auth', 'delete /api/chat/{sub}/auth', 'post /api/chat/{sub}/messages',
 ];
 
 describe('http: service routes', () => {

@@ -11,7 +11,7 @@ import type { StartedMessage } from '../../service/chat-messages.js';
 import type { Services } from '../../service/index.js';
 import type { SeqEvent } from '../../service/live.js';
 import { renderChatPage } from '../chat-page.js';
-import { checkBody, errorResponse, param, parseBody, type RouteSpec } from '../route-spec.js';
+import { checkBody, errorResponse, param, parseBody, type ResponseSpec, type RouteSpec } from '../route-spec.js';
 import { chatAuthSchema, chatCodeSentSchema, chatMessageSchema, chatSettingsSchema, chatSignedInSchema, chatViewSchema, publicChatSchema } from '../chat-schemas.js';
 import { openSse } from '../sse.js';
 import type { Ctx } from '../types.js';
@@ -110,6 +110,20 @@ async function auth(ctx: Ctx, chat: ChatService): Promise<void> {
   ctx.body = { ok: true };
 }
 
+/**
+ * Sign-out: the session cookie is HttpOnly, so the page cannot drop it itself, and a visitor on
+ * a shared computer would otherwise stay signed in for the cookie's 7 days.
+ */
+async function signOut(ctx: Ctx, chat: ChatService): Promise<void> {
+  sameOrigin(ctx);
+  const found = await chat.bySubdomain(param(ctx, 'sub'));
+  // the same name, path and flags as the sign-in's cookie, so the browser replaces (expires) it
+  ctx.cookies.set(cookieName(found.subdomain), '', {
+    httpOnly: true, sameSite: 'lax', path: `/api/chat/${found.subdomain}`, expires: new Date(0), secure: ctx.secure, overwrite: true,
+  });
+  ctx.status = 204;
+}
+
 async function messages(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   sameOriginJson(ctx);
   const found = await s.chat.bySubdomain(param(ctx, 'sub'));
@@ -170,11 +184,47 @@ function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeploymen
  */
 function sameOriginJson(ctx: Ctx): void {
   if (!ctx.is('application/json')) throw new TroupeError('INVALID_REQUEST', 'send JSON (Content-Type: application/json)');
+  sameOrigin(ctx);
+}
+
+function sameOrigin(ctx: Ctx): void {
   const site = ctx.get('Sec-Fetch-Site');
   if (site !== '' && site !== 'same-origin' && site !== 'none') throw new TroupeError('FORBIDDEN', 'cross-site request refused');
   const origin = ctx.get('Origin');
   // (koa's ctx.origin is not ours to compare with: build this request's own origin)
   if (origin !== '' && origin !== `${ctx.protocol}://${ctx.host}`) throw new TroupeError('FORBIDDEN', 'cross-origin request refused');
+}
+
+/** sign-in and sign-out of a chat's visitors */
+function signInRoutes(chat: ChatService, notFound: ResponseSpec): RouteSpec[] {
+  return [
+    {
+      method: 'post', path: '/api/chat/{sub}/auth', operationId: 'chatAuth', tag: 'chat', auth: 'none',
+      summary: 'Sign in: `{ password }`, `{ email }` (mails a 6-digit code, valid 15 min, 5 attempts) or `{ email, code }`',
+      description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails gets the same 202 and no code.',
+      body: { schema: chatAuthSchema },
+      responses: {
+        200: { description: 'signed in: the session cookie is set', schema: chatSignedInSchema, headers: ['Set-Cookie'] },
+        202: { description: 'a code was mailed (or the address may not sign in: the answer does not say)', schema: chatCodeSentSchema },
+        400: errorResponse('missing field for this auth mode (INVALID_REQUEST)'),
+        401: errorResponse('wrong password, or invalid or expired code (UNAUTHORIZED)'),
+        403: errorResponse('a request from another origin (FORBIDDEN)'),
+        404: notFound,
+        429: errorResponse('too many attempts from this address or for this email (RATE_LIMITED)', ['Retry-After']),
+      },
+      handler: (ctx) => auth(ctx, chat),
+    },
+    {
+      method: 'delete', path: '/api/chat/{sub}/auth', operationId: 'chatSignOut', tag: 'chat', auth: 'none',
+      summary: 'Sign out: the session cookie is cleared (signed in or not)',
+      responses: {
+        204: { description: 'signed out: the session cookie is expired', headers: ['Set-Cookie'] },
+        403: errorResponse('a request from another origin (FORBIDDEN)'),
+        404: notFound,
+      },
+      handler: (ctx) => signOut(ctx, chat),
+    },
+  ];
 }
 
 export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
@@ -194,22 +244,7 @@ export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
         ctx.body = publicView(await s.chat.bySubdomain(param(ctx, 'sub')));
       },
     },
-    {
-      method: 'post', path: '/api/chat/{sub}/auth', operationId: 'chatAuth', tag: 'chat', auth: 'none',
-      summary: 'Sign in: `{ password }`, `{ email }` (mails a 6-digit code, valid 15 min, 5 attempts) or `{ email, code }`',
-      description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails gets the same 202 and no code.',
-      body: { schema: chatAuthSchema },
-      responses: {
-        200: { description: 'signed in: the session cookie is set', schema: chatSignedInSchema, headers: ['Set-Cookie'] },
-        202: { description: 'a code was mailed (or the address may not sign in: the answer does not say)', schema: chatCodeSentSchema },
-        400: errorResponse('missing field for this auth mode (INVALID_REQUEST)'),
-        401: errorResponse('wrong password, or invalid or expired code (UNAUTHORIZED)'),
-        403: errorResponse('a request from another origin (FORBIDDEN)'),
-        404: notFound,
-        429: errorResponse('too many attempts from this address or for this email (RATE_LIMITED)', ['Retry-After']),
-      },
-      handler: (ctx) => auth(ctx, s.chat),
-    },
+    ...signInRoutes(s.chat, notFound),
     {
       method: 'post', path: '/api/chat/{sub}/messages', operationId: 'chatMessage', tag: 'chat', auth: 'none',
       summary: 'Send a message: SSE `chunk` { text } as tokens arrive, then `done` { conversationId, executionId, output } or `error` { code, message }',

@@ -50,7 +50,8 @@ interface Enqueue {
 
 /** Starts as many branches as the concurrency limit allows, in index order. */
 function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: ContainerMachineEvent): void }): void {
-  const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency);
+  const empty = ctx.owner.block.children.length === 0;
+  const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency, empty);
   if (indexes.length === 0) return;
   const running = new Map(ctx.running);
   const results = [...ctx.results];
@@ -58,7 +59,7 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.cancel };
   for (const index of indexes) {
     enqueue(() => reportIteration(ctx.owner, index, ctx.total));
-    if (ctx.owner.block.children.length === 0) {
+    if (empty) {
       results[index] = {};
       finished += 1;
       continue;

@@ -80,9 +80,14 @@ function tooMany(max: number, wanted?: number): string {
     : `loop would run ${wanted} iterations, more than maxIterations (${max})`;
 }
 
-/** Branch indexes a parallel may start now: in index order, never more than `concurrency` at once. */
-export function branchesToStart(total: number, nextIndex: number, running: number, concurrency: number): number[] {
-  const room = Math.max(0, concurrency - running);
+/**
+ * Branch indexes a parallel may start now: in index order, never more than `concurrency` at once.
+ * A branch with no child block (an empty body, or every child disabled) finishes as it starts
+ * and never holds a slot, so all the remaining ones start at once: nothing else would come back
+ * to start the next batch, and the parallel used to wait for the execution's time limit.
+ */
+export function branchesToStart(total: number, nextIndex: number, running: number, concurrency: number, emptyBody = false): number[] {
+  const room = emptyBody ? total : Math.max(0, concurrency - running);
   const out: number[] = [];
   for (let i = nextIndex; i < total && out.length < room; i++) out.push(i);
   return out;

@@ -109,6 +109,14 @@ forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
     expect(probe.runs['body']).to.equal(undefined);
   });
 
+  it('a parallel with no child block finishes every branch, even more than `concurrency` of them', async () => {
+    // empty branches finish as they start: the next batch used to wait for a settle that never came
+    const d = around({ id: 'par', type: 'parallel', config: { kind: 'count', count: 5, concurrency: 2 } }, []);
+    const { result } = await runWorkflow(testEngine(getBus()), d, {}, 2000);
+    expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+    expect(resultsOf(result.output)).to.deep.equal([{}, {}, {}, {}, {}]);
+  });
+
   it('while checks before each pass; doWhile runs at least once', async () => {
     const body = [{ id: 'n', type: 'function', config: { code: 'return <loop.index>' } }];
     const w = await runWorkflow(testEngine(getBus()), around({ id: 'lp', type: 'loop', config: { kind: 'while', condition: '<loop.index> < 3' } }, body));

@@ -51,5 +51,7 @@ describe('iteration references and decisions', () => {
     expect(loopStep({ kind: 'while', done: 10, total: null, maxIterations: 10 }, false).next).to.equal('finish');
     expect(branchesToStart(10, 3, 2, 4)).to.deep.equal([3, 4]);
     expect(branchesToStart(4, 3, 0, 20)).to.deep.equal([3]);
+    // an empty body holds no slot: every remaining branch starts at once
+    expect(branchesToStart(5, 2, 0, 2, true)).to.deep.equal([2, 3, 4]);
   });
 });

@@ -23,7 +23,7 @@ export const chatSettingsSchema = z.object({
   branding: brandingSchema,
   // null as GET shows "none": what GET answers can be sent back as it is
   output: z.object({ block: z.string().min(1), path: z.string().optional() }).nullish().transform((o) => o ?? undefined)
-    .describe('which block\'s output (at an optional dot path) is the answer; default (absent or null): the execution\'s output'),
+    .describe('which block\'s output (at an optional path such as result.items[0].text) is the answer; default (absent or null): the execution\'s output'),
 });
 
 export const chatViewSchema = z.object({

@@ -11,11 +11,24 @@ export function answerOf(chat: ChatDeployment, result: ExecutionResult, blockOut
   if (chat.output !== undefined && blockOutputs.has(chat.output.block)) {
     const path = chat.output.path;
     // the references' own walk: own properties only, array indexes, anything missing is null
-    return path === undefined || path === '' ? (blockOutputs.get(chat.output.block) ?? null) : navigate(blockOutputs.get(chat.output.block), path.split('.'));
+    return path === undefined || path === '' ? (blockOutputs.get(chat.output.block) ?? null) : navigate(blockOutputs.get(chat.output.block), pathSegments(path));
   }
   // a response block's answer is its data, not the HTTP envelope around it
   if (result.response !== null) return result.response.data;
   return result.output;
+}
+
+/**
+ * `items[0].text` as well as `items.0.text`: paths are written as in references (SPEC §1.2).
+ * Split on dots only, so a key may hold any other character.
+ */
+export function pathSegments(path: string): string[] {
+  return path.split('.').flatMap((part) => {
+    const indexed = /^(.*?)((?:\[\d+\])+)$/.exec(part);
+    if (indexed === null) return [part];
+    const indexes = [...(indexed[2] ?? '').matchAll(/\[(\d+)\]/g)].map((m) => m[1] ?? '');
+    return indexed[1] === '' ? indexes : [indexed[1] ?? '', ...indexes];
+  });
 }
 
 const TEXT_FIELDS = ['content', 'text', 'answer', 'message', 'result', 'output'];

@@ -163,6 +163,23 @@ describe('http: chat deployments', () => {
     expect(events.at(-1)?.data.conversationId).to.be.a('string');
   });
 
+  it('the output path takes indexes as references write them: items[1].text as well as items.1.text', async () => {
+    const lister = [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'talk', type: 'function', name: 'Lister', config: { code: "return { items: [{ text: 'first' }, { text: 'second' }], grid: [[1, 2], [3, 4]] };" } },
+    ];
+    await status(setUp('ix', { subdomain: 'indexed', auth: { mode: 'public' }, branding: { title: 'I' }, output: { block: 'Lister', path: 'result.items[1].text' } }, lister), 201);
+    const outputOf = async (path: string): Promise<unknown> => {
+      await h.http.put('/api/workflows/ix/chat').set(auth).send({ subdomain: 'indexed', auth: { mode: 'public' }, branding: { title: 'I' }, output: { block: 'Lister', path } }).expect(200);
+      return parseSse((await send('indexed', { message: 'x' }).expect(200)).body as string).at(-1)!.data.output;
+    };
+    const first = parseSse((await send('indexed', { message: 'x' }).expect(200)).body as string);
+    expect(first.map((e) => [e.event, e.data.text ?? e.data.output])).to.deep.equal([['chunk', 'second'], ['done', 'second']]);
+    expect(await outputOf('result.items.1.text')).to.equal('second');
+    expect(await outputOf('result.grid[1][0]')).to.equal(3);
+    expect(await outputOf('result.items[2].text')).to.equal(null);
+  });
+
   it('password chat: 401 without a session, wrong password 401, right one sets an HttpOnly cookie', async () => {
     await status(setUp('pw', { subdomain: 'secret', auth: { mode: 'password', password: 'open sesame' }, branding: { title: 'S' } }, streaming), 201);
     const no = await send('secret', { message: 'hi' }).expect(401);

@@ -137,9 +137,10 @@ export class ChatService {
     if (body.email === undefined) throw badRequest('/email', 'this chat signs in with an email address');
     const email = body.email.trim().toLowerCase();
     this.limit(this.perEmail, `${chat.subdomain}\u0000${email}`);
+    // SPEC §4.4: an address outside allowedEmails is refused, saying nothing of the list's rules
+    if (!emailAllowed(email, chat.auth.allowedEmails ?? [])) throw new TroupeError('FORBIDDEN', 'this address cannot sign in to this chat');
     if (body.code === undefined) {
-      // after the answer: an allowed address must not answer later (or differently) than another,
-      // and even the code's synchronous part (its hash, the SQLite write) showed in the timing
+      // after the answer: the code's hashing, its write and the mail stay off the answer's time
       setImmediate(() => {
         this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
       });
@@ -156,7 +157,7 @@ export class ChatService {
   }
 
   private async sendCode(chat: ChatDeployment, email: string): Promise<void> {
-    // outside the list: the same answer and no mail, so the answer tells nothing about the list
+    // the list may have changed since the answer: no mail to an address it no longer holds
     if (!emailAllowed(email, chat.auth.allowedEmails ?? [])) return;
     const code = newCode();
     const expiresAt = new Date(this.deps.now() + CODE_TTL_MS).toISOString();

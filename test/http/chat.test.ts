@@ -214,19 +214,20 @@ describe('http: chat deployments', () => {
     expect(stored?.messages.map((m) => [m.role, m.content])).to.deep.equal([['user', 'nobody listens'], ['assistant', 'one two three']]);
   });
 
-  it('email chat: a 6-digit code for allowed addresses only (same answer either way), 5 attempts, own conversations only', async () => {
+  it('email chat: a 6-digit code for allowed addresses only (others refused, 403), 5 attempts, own conversations only', async () => {
     await status(setUp('em', { subdomain: 'team', auth: { mode: 'email', allowedEmails: ['ada@example.com', '@corp.example'] }, branding: { title: 'Team' } }, streaming), 201);
-    const outsider = await h.http.post('/api/chat/team/auth').send({ email: 'eve@evil.example' }).expect(202);
-    expect(mails).to.have.length(0);
-    await h.http.post('/api/chat/team/auth').send({ email: '<eve@evil.example> x@corp.example' }).expect(202);
-    await h.http.post('/api/chat/team/auth').send({ email: 'eve@evil.example, x@corp.example' }).expect(202);
+    // refused without saying why: the message names neither the list nor its rules
+    for (const email of ['eve@evil.example', '<eve@evil.example> x@corp.example', 'eve@evil.example, x@corp.example', 'ada@example.com.evil.example']) {
+      const outsider = await h.http.post('/api/chat/team/auth').send({ email }).expect(403);
+      expect(outsider.body.error).to.deep.include({ code: 'FORBIDDEN', message: 'this address cannot sign in to this chat' });
+    }
     const insider = await h.http.post('/api/chat/team/auth').send({ email: 'Ada@Example.com' }).expect(202);
-    expect(insider.body).to.deep.equal(outsider.body);
+    expect(insider.body).to.deep.equal({ sent: true });
     await new Promise((r) => setTimeout(r, 50)); // codes are mailed in the background
     expect(mails.map((m) => m.to), 'only the plain allowed address gets a code').to.deep.equal(['ada@example.com']);
     const code = /\b(\d{6})\b/.exec(mails[0]!.text)?.[1] as string;
     expect(code).to.match(/^\d{6}$/);
-    await h.http.post('/api/chat/team/auth').send({ email: 'eve@evil.example', code }).expect(401);
+    await h.http.post('/api/chat/team/auth').send({ email: 'eve@evil.example', code }).expect(403);
     const wrong = code === '000000' ? '111111' : '000000';
     await h.http.post('/api/chat/team/auth').send({ email: 'ada@example.com', code: wrong }).expect(401);
     const ok = await h.http.post('/api/chat/team/auth').send({ email: 'ada@example.com', code }).expect(200);

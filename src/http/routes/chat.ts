@@ -201,14 +201,14 @@ function signInRoutes(chat: ChatService, notFound: ResponseSpec): RouteSpec[] {
     {
       method: 'post', path: '/api/chat/{sub}/auth', operationId: 'chatAuth', tag: 'chat', auth: 'none',
       summary: 'Sign in: `{ password }`, `{ email }` (mails a 6-digit code, valid 15 min, 5 attempts) or `{ email, code }`',
-      description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails gets the same 202 and no code.',
+      description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails is refused (403) without saying why.',
       body: { schema: chatAuthSchema },
       responses: {
         200: { description: 'signed in: the session cookie is set', schema: chatSignedInSchema, headers: ['Set-Cookie'] },
-        202: { description: 'a code was mailed (or the address may not sign in: the answer does not say)', schema: chatCodeSentSchema },
+        202: { description: 'a code was mailed', schema: chatCodeSentSchema },
         400: errorResponse('missing field for this auth mode (INVALID_REQUEST)'),
         401: errorResponse('wrong password, or invalid or expired code (UNAUTHORIZED)'),
-        403: errorResponse('a request from another origin (FORBIDDEN)'),
+        403: errorResponse('an email outside allowedEmails, or a request from another origin (FORBIDDEN)'),
         404: notFound,
         429: errorResponse('too many attempts from this address or for this email (RATE_LIMITED)', ['Retry-After']),
       },

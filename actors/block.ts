@@ -180,13 +180,14 @@ function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome 
 /**
  * A container attempt has ended. A failure the block's `retry` allows is tried again after its
  * backoff (the same config, every iteration from the start, as a whole-block retry of any
- * block); otherwise the block settles with the outcome, its attempts counted.
+ * block), unless the config alone decided it (`repeats`: another attempt would fail the same
+ * way); otherwise the block settles with the outcome, its attempts counted.
  */
 function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: AnyActorRef): BlockSnapshot {
   const context = snapshot.context;
   clearDeadline(context);
   const outcome = containerOutcome(context, output, null);
-  if (outcome.kind === 'failed' && retriesLeft(context, outcome.error.code)) {
+  if (outcome.kind === 'failed' && output.repeats !== true && retriesLeft(context, outcome.error.code)) {
     context.run.services.clock.sleep(retryBackoffMs(context.block, context.attempts), context.cancel.signal).then(
       () => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'CONTAINER.RETRY' });

@@ -26,6 +26,8 @@ export interface ContainerOutput {
   ok: boolean;
   results: Record<string, Record<string, unknown>>[];
   error: ErrorInfo | null;
+  /** the failure came from the config alone: the block's `retry` would only repeat it */
+  repeats?: boolean;
 }
 
 export interface IterationProgress {

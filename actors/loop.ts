@@ -29,6 +29,8 @@ interface LoopContext extends ContainerActorInput {
   lastOutputs: Record<string, unknown>;
   results: Record<string, Record<string, unknown>>[];
   error: ErrorInfo | null;
+  /** the failure is decided by the config alone (see LoopStep): not worth a retry */
+  repeats: boolean;
 }
 
 /** Items and count of a for/forEach loop, or the error that stops it before any iteration. */
@@ -104,6 +106,7 @@ export const loopMachine = setup({
     progress: null,
     lastOutputs: {},
     results: [],
+    repeats: false,
   }),
   initial: 'deciding',
   // the block's time limit: ends this attempt wherever it is (the final states ignore it)
@@ -121,7 +124,8 @@ export const loopMachine = setup({
           target: 'failed',
           actions: assign(({ context }) => {
             const s = step(context);
-            return { error: { code: 'MAX_ITERATIONS', message: s.next === 'fail' ? s.message : 'loop stopped' } };
+            const fail = s.next === 'fail' ? s : { message: 'loop stopped', repeats: false };
+            return { error: { code: 'MAX_ITERATIONS', message: fail.message }, repeats: fail.repeats };
           }),
         },
       ],
@@ -183,5 +187,5 @@ export const loopMachine = setup({
     finished: { type: 'final', entry: ({ context }) => endLoop(context) },
     failed: { type: 'final', entry: ({ context }) => endLoop(context) },
   },
-  output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
+  output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error, repeats: context.repeats }),
 });

@@ -55,7 +55,11 @@ export type LoopStep =
   | { next: 'iterate' }
   | { next: 'evaluate' }
   | { next: 'finish' }
-  | { next: 'fail'; message: string };
+  /**
+   * `repeats`: the config alone decided it (a for/forEach with more items than maxIterations),
+   * so another attempt of the loop would fail the same way before its first iteration.
+   */
+  | { next: 'fail'; message: string; repeats: boolean };
 
 /**
  * What a loop does after `done` iterations. `conditionHolds` is the last evaluation of a
@@ -64,13 +68,14 @@ export type LoopStep =
 export function loopStep(state: LoopState, conditionHolds?: boolean): LoopStep {
   const { kind, done, total, maxIterations } = state;
   if (kind === 'for' || kind === 'forEach') {
-    if ((total ?? 0) > maxIterations) return { next: 'fail', message: tooMany(maxIterations, total ?? 0) };
+    if ((total ?? 0) > maxIterations) return { next: 'fail', message: tooMany(maxIterations, total ?? 0), repeats: true };
     return done < (total ?? 0) ? { next: 'iterate' } : { next: 'finish' };
   }
   if (kind === 'doWhile' && done === 0) return { next: 'iterate' };
   if (conditionHolds === undefined) return { next: 'evaluate' };
   if (!conditionHolds) return { next: 'finish' };
-  if (done >= maxIterations) return { next: 'fail', message: tooMany(maxIterations) };
+  // a while/doWhile condition reads what the iterations computed, which may differ next attempt
+  if (done >= maxIterations) return { next: 'fail', message: tooMany(maxIterations), repeats: false };
   return { next: 'iterate' };
 }
 

@@ -145,6 +145,28 @@ forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
     expect(h.result.output).to.deep.equal({ result: 'MAX_ITERATIONS', stdout: '' });
   });
 
+  it("a for/forEach over more items than maxIterations is not retried: the loop's config alone decides it", async () => {
+    const loop = (config: Record<string, unknown>): Record<string, unknown> => ({
+      id: 'containers',
+      name: 'containers',
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'lp', type: 'loop', name: 'lp', retry: { maxAttempts: 3, backoffMs: 5 }, config: { maxIterations: 2, ...config } },
+        { id: 'n', type: 'sleep', name: 'n', parent: 'lp', config: { ms: 0 } },
+      ],
+      connections: [{ from: 'start', to: 'lp' }],
+    });
+    const attemptsOf = (events: { type: string; data: unknown }[]): unknown =>
+      events.flatMap((e) => (e.type === 'block.failed' && (e.data as { blockId: string }).blockId === 'lp' ? [(e.data as { attempts: number }).attempts] : []));
+    const forEach = await runWorkflow(testEngine(getBus()), loop({ kind: 'forEach', items: [1, 2, 3] }));
+    expect(forEach.result.error).to.deep.include({ code: 'MAX_ITERATIONS', blockId: 'lp' });
+    expect(attemptsOf(forEach.events)).to.deep.equal([1]);
+    // a while loop's condition reads what its iterations computed: another attempt may end in time
+    const runaway = await runWorkflow(testEngine(getBus()), loop({ kind: 'while', condition: 'true' }));
+    expect(runaway.result.error?.code).to.equal('MAX_ITERATIONS');
+    expect(attemptsOf(runaway.events)).to.deep.equal([3]);
+  });
+
   it('parallel: results ordered by branch index although branches finish in reverse order', async () => {
     const probe = resetProbe();
     const d = around({ id: 'par', type: 'parallel', config: { kind: 'collection', items: [90, 60, 30, 0] } }, [{ id: 'wait', type: 'sleep', config: { ms: '<parallel.item>', value: '<parallel.index>' } }]);

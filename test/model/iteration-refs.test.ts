@@ -44,10 +44,10 @@ describe('iteration references and decisions', () => {
   it('decides loop steps and parallel starts', () => {
     expect(loopStep({ kind: 'for', done: 0, total: 2, maxIterations: 10 })).to.deep.equal({ next: 'iterate' });
     expect(loopStep({ kind: 'for', done: 2, total: 2, maxIterations: 10 })).to.deep.equal({ next: 'finish' });
-    expect(loopStep({ kind: 'for', done: 0, total: 11, maxIterations: 10 }).next).to.equal('fail');
+    expect(loopStep({ kind: 'for', done: 0, total: 11, maxIterations: 10 })).to.deep.include({ next: 'fail', repeats: true });
     expect(loopStep({ kind: 'doWhile', done: 0, total: null, maxIterations: 10 })).to.deep.equal({ next: 'iterate' });
     expect(loopStep({ kind: 'while', done: 0, total: null, maxIterations: 10 })).to.deep.equal({ next: 'evaluate' });
-    expect(loopStep({ kind: 'while', done: 10, total: null, maxIterations: 10 }, true).next).to.equal('fail');
+    expect(loopStep({ kind: 'while', done: 10, total: null, maxIterations: 10 }, true)).to.deep.include({ next: 'fail', repeats: false });
     expect(loopStep({ kind: 'while', done: 10, total: null, maxIterations: 10 }, false).next).to.equal('finish');
     expect(branchesToStart(10, 3, 2, 4)).to.deep.equal([3, 4]);
     expect(branchesToStart(4, 3, 0, 20)).to.deep.equal([3]);

@@ -7,6 +7,7 @@ import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
 import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
+import { logKey } from '../src/runtime/execution-state.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import type { CancelScope } from './cancel-scope.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
@@ -108,6 +109,14 @@ function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
   }
 }
 
+/**
+ * Keeps a block's recorded input (resolved config, secrets masked) where the execution's end
+ * finds it: a block cancelled mid-run never reports an outcome, and its log would say input null.
+ */
+function noteInput(ctx: BlockContext, recorded: unknown): void {
+  ctx.group.inputs.set(logKey(ctx.block.id, ctx.iteration), recorded);
+}
+
 /** Publishes downstream, then returns the report for the parent. */
 function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
   const handled = handleFailure(context, outcome);
@@ -144,6 +153,9 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     emitChunk(text) {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text, iteration: context.iteration });
     },
+    onPrepared(recorded) {
+      noteInput(context, recorded);
+    },
   };
   void runBlock(run, context.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
@@ -160,6 +172,7 @@ function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome 
   if (context.prepared !== null && 'error' in context.prepared) {
     return containerOutcome(context, { ok: false, results: [], error: null }, context.prepared.error);
   }
+  if (context.prepared !== null) noteInput(context, context.prepared.recorded);
   context.attempts += 1;
   const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic };
   const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;

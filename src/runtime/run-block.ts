@@ -31,6 +31,11 @@ export interface BlockRunInput {
   runKey?: string;
   services: BlockServices;
   emitChunk(text: string): void;
+  /**
+   * Hears the recorded input (resolved config, secrets masked) once it is known, before the
+   * block's work starts: a block cancelled mid-run keeps it in its log (its outcome never comes).
+   */
+  onPrepared?(recorded: unknown): void;
 }
 
 export type BlockOutcome =
@@ -73,6 +78,7 @@ export async function runBlock(run: BlockRunInput, cancel: Cancellation): Promis
   try {
     const prepared = prepareConfig(run);
     recordedInput = prepared.recorded;
+    run.onPrepared?.(recordedInput);
     const ctx = makeContext(run, prepared.config, cancel, chunks);
     const maxAttempts = Math.max(1, run.block.retry?.maxAttempts ?? 1);
     for (;;) {

@@ -143,6 +143,32 @@ describe('execution records', () => {
     expect(record?.logs.find((l) => l.blockId === 'slow')?.attempts).to.equal(1);
   });
 
+  it('a block cancelled mid-run keeps the input it was running with, inside a container too', async () => {
+    const engine = testEngine(bus, { executions: store.executions, secrets: { KEY: 'very-secret-1' } });
+    const doc = wf(
+      [
+        ['start', 'starter'],
+        ['slow', 'sleep', { ms: 5000, value: 'for <start.city> with {{KEY}}' }],
+        ['lp', 'loop', { kind: 'forEach', items: '<start.list>' }],
+        ['inner', 'sleep', { ms: 5000, value: '<loop.item>' }],
+        ['wait', 'sleep', { ms: 30 }],
+        ['bad', 'fail', { message: 'kaput' }],
+      ],
+      [['start', 'slow'], ['start', 'lp'], ['start', 'wait'], ['wait', 'bad']],
+    );
+    (doc['blocks'] as { id: string; parent?: string }[]).find((b) => b.id === 'inner')!.parent = 'lp';
+    const { result } = await runWorkflow(engine, doc, { city: 'Oslo', list: ['x', 'y'] });
+    const record = await store.executions.get(result.id);
+    expect(record?.status).to.equal('failed');
+    const cancelled = (record?.logs ?? []).filter((l) => l.status === 'cancelled').map((l) => [l.blockId, l.input]);
+    // it used to be null: no outcome comes for a block stopped mid-run
+    expect(cancelled).to.deep.equal([
+      ['slow', { ms: 5000, value: 'for Oslo with ***' }],
+      ['lp', { kind: 'forEach', items: ['x', 'y'] }],
+      ['inner', { ms: 5000, value: 'x' }],
+    ]);
+  });
+
   it('shows a running block in the record while it runs, its log then replaced by its settle', async () => {
     const engine = testEngine(bus, { executions: store.executions });
     const { compiled } = loadWorkflow(wf([['start', 'starter'], ['slow', 'sleep', { ms: 300, value: 1 }]], [['start', 'slow']]), testRegistry);

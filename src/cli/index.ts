@@ -5,8 +5,10 @@ import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 
 const USAGE = `usage:
-  troupe run <workflow.json> [--input '<json>'] [--timeout <ms>] [--json]
-                                         run once, with live progress (--json: only the result, one line)
+  troupe run <workflow.json> [--input '<json>' | @<file> | @-] [--timeout <ms>] [--json]
+                                         run once: progress on stderr, the result as JSON on stdout
+                                         (--input @file reads a file, @- stdin; --json: the whole
+                                         execution result, one line, and no progress)
   troupe validate <workflow.json>        print every issue with its JSON path
   troupe serve [--demo]                  the HTTP service (--demo: deploy examples/hello.json)
   troupe deploy <workflow.json> [--url <base url>] [--token <t>] [--json]

@@ -57,12 +57,24 @@ export function formatEvent(event: ExecutionEvent): string | null {
   }
 }
 
-export function formatResult(result: ExecutionResult): string {
+/**
+ * The line that ends the progress (stderr, with it): id, status, duration, and why a run that did
+ * not complete ended. It is not on stdout, which carries the result alone (formatResult).
+ */
+export function formatSummary(result: ExecutionResult): string {
   const head = `execution ${result.id} ${result.status} in ${result.durationMs} ms`;
-  const body = result.status === 'completed'
-    ? JSON.stringify(result.output, null, 2)
-    : `${result.error?.code ?? 'ERROR'}: ${result.error?.message ?? ''}${result.error?.blockId ? ` (block ${result.error.blockId})` : ''}`;
-  return `${head}\n${body}\n`;
+  const error = result.error;
+  if (result.status === 'completed' || error === null) return `${head}\n`;
+  return `${head}: ${error.code}: ${error.message}${error.blockId ? ` (block ${error.blockId})` : ''}\n`;
+}
+
+/**
+ * The result on stdout, as JSON and nothing else, so `troupe run ... | jq` reads it: the output
+ * of a completed run, else `{ "error": { code, message, blockId } }` (the exit code tells which).
+ */
+export function formatResult(result: ExecutionResult): string {
+  const value = result.status === 'completed' ? (result.output ?? null) : { error: result.error };
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /**

@@ -5,14 +5,14 @@ import type { ExecutionResult } from '../runtime/types.js';
 import { MAX_TIMER_MS } from '../model/schema.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { commandLine } from './args.js';
-import { readJsonFile, parseJson } from './files.js';
-import { formatEvent, formatResult, RunningBlocks, StreamedText } from './progress.js';
+import { readJsonFile, readInput } from './files.js';
+import { formatEvent, formatResult, formatSummary, RunningBlocks, StreamedText } from './progress.js';
 
 export async function runCommand(args: string[]): Promise<number> {
   const { positionals, values } = commandLine(args, { input: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } }, 1);
   const file = positionals[0];
   if (file === undefined) {
-    process.stderr.write("usage: troupe run <workflow.json> [--input '<json>'] [--timeout <ms>] [--json]\n");
+    process.stderr.write("usage: troupe run <workflow.json> [--input '<json>' | @<file> | @-] [--timeout <ms>] [--json]\n");
     return 2;
   }
   const timeoutMs = values.timeout === undefined ? undefined : wholeMs(values.timeout);
@@ -21,7 +21,7 @@ export async function runCommand(args: string[]): Promise<number> {
     return 2;
   }
   const doc = await readJsonFile(file);
-  const input = values.input === undefined ? {} : parseJson(values.input, '--input');
+  const input = values.input === undefined ? {} : await readInput(values.input);
   const config = loadConfig();
   const runtime = await openRuntime(config);
   try {
@@ -54,7 +54,10 @@ export async function runCommand(args: string[]): Promise<number> {
     } finally {
       interrupt.stop();
     }
-    if (!quiet) for (const line of progress.cancelledLines()) process.stderr.write(streamed.beforeLine() + line + '\n');
+    if (!quiet) {
+      for (const line of progress.cancelledLines()) process.stderr.write(streamed.beforeLine() + line + '\n');
+      process.stderr.write(streamed.beforeLine() + formatSummary(result));
+    }
     process.stdout.write(quiet ? JSON.stringify(result) + '\n' : formatResult(result));
     if (result.status === 'cancelled' && interrupt.signal !== null) return 128 + (os.constants.signals[interrupt.signal] ?? 2);
     return result.status === 'completed' ? 0 : 1;

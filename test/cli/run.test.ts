@@ -40,15 +40,38 @@ describe('troupe CLI: run and validate', function () {
       expect(human.code).to.equal(0);
       expect(human.stderr).to.match(/▶ Start \(starter\) started/);
       expect(human.stderr).to.match(/✔ Start \(starter\) completed in \d+ ms/);
-      expect(human.stdout).to.match(/completed in \d+ ms/);
+      expect(human.stderr).to.match(/execution \S+ completed in \d+ ms/);
+      // stdout is the result alone, so `troupe run ... | jq` reads it
+      expect(JSON.parse(human.stdout)).to.deep.equal(output);
     }
   });
 
   it('exits non-zero when the execution fails', () => {
     const r = troupe(['run', 'examples/branching.json', '--input', '{"customer":"ada"}'], dir);
     expect(r.code).to.equal(1);
-    expect(r.stdout).to.contain('INVALID_INPUT');
+    expect(JSON.parse(r.stdout)).to.deep.include({ error: { code: 'INVALID_INPUT', message: "the input does not match the starter's inputFormat: amount is required", blockId: 'start' } });
     expect(r.stderr).to.match(/✖ Start \(starter\) failed/);
+    expect(r.stderr).to.match(/execution \S+ failed in \d+ ms: INVALID_INPUT: .* \(block start\)/);
+  });
+
+  it('reads --input from a file (@path) or from stdin (@-)', () => {
+    const file = join(dir, 'input.json');
+    writeFileSync(file, '{"customer":"ada","amount":250}');
+    const fromFile = troupe(['run', 'examples/branching.json', '--input', `@${file}`], dir);
+    expect(fromFile.code, fromFile.stderr).to.equal(0);
+    expect(JSON.parse(fromFile.stdout)).to.deep.include({ data: { queue: 'priority', customer: 'ada', amount: 250 } });
+    const fromStdin = spawnSync(process.execPath, ['bin/troupe.js', 'run', 'examples/branching.json', '--input', '@-'], {
+      cwd: root,
+      encoding: 'utf8',
+      input: '{"customer":"bo","amount":5}',
+      env: { ...process.env, TROUPE_DATA_DIR: dir, TROUPE_LOG_LEVEL: 'silent' },
+      timeout: 60_000,
+    });
+    expect(fromStdin.status, fromStdin.stderr).to.equal(0);
+    expect(JSON.parse(fromStdin.stdout)).to.deep.include({ data: { queue: 'standard', customer: 'bo', note: 'amount 5 is under 100' } });
+    const missing = troupe(['run', 'examples/branching.json', '--input', `@${join(dir, 'none.json')}`], dir);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.contain('cannot read');
   });
 
   it('validate prints every issue with its JSON path', () => {
@@ -98,7 +121,8 @@ describe('troupe CLI: run and validate', function () {
       child.kill(signal);
       expect(await exited, signal).to.equal(code);
       expect(stderr).to.contain('■ Spin (function) cancelled');
-      expect(stdout).to.match(/cancelled in \d+ ms/);
+      expect(stderr).to.match(/execution \S+ cancelled in \d+ ms/);
+      expect((JSON.parse(stdout) as { error: { code: string } }).error.code).to.be.a('string');
       const store = openSqliteStore(join(data, 'troupe.db'));
       try {
         const { items } = await store.executions.list('slow', { limit: 10 });

@@ -58,7 +58,7 @@ function describeFailure(err: unknown, file: string, url: string): string {
     const issues = err.issues;
     if (issues.length > 0) {
       const lines = issues.map((i) => `  ${i.path || '/'}: ${i.message}`);
-      return `troupe deploy: ${file} was rejected (${err.code}, ${issues.length} issue(s)):\n${lines.join('\n')}`;
+      return `troupe deploy: ${file} was rejected (${err.status} ${err.code}, ${issues.length} issue(s)):\n${lines.join('\n')}`;
     }
     return `troupe deploy: the service answered ${err.status} ${err.code}: ${err.message}`;
   }

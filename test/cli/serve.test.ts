@@ -180,7 +180,7 @@ describe('troupe serve (child process)', function () {
     writeFileSync(file, JSON.stringify({ id: 'broken', blocks: [{ id: 's', type: 'starter', name: 'Start', config: {} }], connections: [{ from: 's', to: 'ghost' }, { from: 'nope', to: 's' }] }));
     const bad = await troupeAsync(['deploy', file, '--url', proc.url], env);
     expect(bad.code).to.equal(1);
-    expect(bad.stderr).to.contain('INVALID_WORKFLOW');
+    expect(bad.stderr).to.contain('rejected (422 INVALID_WORKFLOW, 2 issue(s))');
     expect(bad.stderr).to.contain('/connections/0/to');
     expect(bad.stderr).to.contain('/connections/1/from');
 

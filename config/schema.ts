@@ -62,7 +62,10 @@ export const envSchema = z.object({
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${problem} (comma-separated entries)` });
     })
     .default(''),
-  TROUPE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // any case, as the switches: LOG_LEVEL=INFO is a common habit, and pino wants lowercase
+  TROUPE_LOG_LEVEL: z
+    .preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .default('info'),
   // at most the longest timer delay (2^31 − 1 ms, ~24.8 days): a longer one would fire at once
   TROUPE_EXECUTION_TIMEOUT_MS: int(1, 2_147_483_647).default(DEFAULTS.executionTimeoutMs),
   TROUPE_MAX_BODY_BYTES: int(1).default(DEFAULTS.maxBodyBytes),

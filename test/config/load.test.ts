@@ -26,6 +26,9 @@ describe('config: loadConfig', () => {
   it('reads whole numbers in decimal digits only, and booleans in any case', () => {
     expect(loadConfig({ TROUPE_PORT: ' 8080 ', TROUPE_ALLOW_PRIVATE_NETWORK: 'TRUE' })).to.deep.include({ port: 8080, allowPrivateNetwork: true });
     expect(loadConfig({ TROUPE_ALLOW_PRIVATE_NETWORK: 'No' }).allowPrivateNetwork).to.equal(false);
+    // a log level in capitals (LOG_LEVEL=INFO) is the same level; an unknown one is still refused
+    expect(loadConfig({ TROUPE_LOG_LEVEL: 'DEBUG' }).logLevel).to.equal('debug');
+    expect(() => loadConfig({ TROUPE_LOG_LEVEL: 'verbose' })).to.throw(ConfigError, /TROUPE_LOG_LEVEL/);
     expect(() => loadConfig({ TROUPE_EXECUTION_TIMEOUT_MS: '2147483648' })).to.throw(ConfigError, /TROUPE_EXECUTION_TIMEOUT_MS/);
     for (const port of ['0x50', '1e3', '80.5', '+80', '- 1']) {
       expect(() => loadConfig({ TROUPE_PORT: port }), port).to.throw(ConfigError, /TROUPE_PORT: must be a whole number in decimal digits|TROUPE_PORT/);

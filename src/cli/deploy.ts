@@ -47,12 +47,12 @@ export async function deployCommand(args: string[]): Promise<number> {
     );
     return 0;
   } catch (err) {
-    process.stderr.write(describeFailure(err, file, url) + '\n');
+    process.stderr.write(describeFailure(err, file, url, values.url !== undefined) + '\n');
     return 1;
   }
 }
 
-function describeFailure(err: unknown, file: string, url: string): string {
+function describeFailure(err: unknown, file: string, url: string, explicitUrl: boolean): string {
   if (err instanceof AdminApiError) {
     if (err.status === 401) return `troupe deploy: the service at ${url} refused the admin token (401 ${err.code})`;
     const issues = err.issues;
@@ -61,6 +61,10 @@ function describeFailure(err: unknown, file: string, url: string): string {
       return `troupe deploy: ${file} was rejected (${err.status} ${err.code}, ${issues.length} issue(s)):\n${lines.join('\n')}`;
     }
     return `troupe deploy: the service answered ${err.status} ${err.code}: ${err.message}`;
+  }
+  if (isTroupeError(err) && err.code === 'CONNECTION_FAILED' && !explicitUrl) {
+    // the URL came from this shell's TROUPE_HOST/TROUPE_PORT, which need not be the service's
+    return `troupe deploy: ${err.message} (a service on another address or port: pass --url, or set TROUPE_HOST/TROUPE_PORT as the service has them)`;
   }
   if (isTroupeError(err)) return `troupe deploy: ${err.message}`;
   throw err;

@@ -27,9 +27,14 @@ const commands: Record<string, Command> = {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    // a command line with no command is a usage error: stderr, as for an unknown command
+    process.stderr.write(USAGE + '\n');
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(USAGE + '\n');
-    return name === undefined ? 2 : 0;
+    return 0;
   }
   const command = commands[name];
   if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {

@@ -156,9 +156,26 @@ describe('troupe CLI: run and validate', function () {
       expect(bad.stderr).to.match(/more than once|unexpected argument/i);
       expect(bad.stderr).to.contain('usage:');
     }
+    // no command at all: the usage on stderr (stdout stays for what was asked), exit code 2
+    const none = troupe([], dir);
+    expect(none.code).to.equal(2);
+    expect(none.stdout).to.equal('');
+    expect(none.stderr).to.contain('usage:');
     const help = troupe(['run', '--help'], dir);
     expect(help.code).to.equal(0);
     expect(help.stdout).to.contain('--json');
+  });
+
+  it('deploy that finds no service at the address from TROUPE_HOST/TROUPE_PORT says how to name another one', () => {
+    const r = spawnSync(process.execPath, ['bin/troupe.js', 'deploy', 'examples/hello.json', '--token', 'a-token-of-16-chars-or-more'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, TROUPE_DATA_DIR: dir, TROUPE_PORT: '1' },
+      timeout: 60_000,
+    });
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.contain('not reachable at http://127.0.0.1:1');
+    expect(r.stderr).to.contain('pass --url, or set TROUPE_HOST/TROUPE_PORT');
   });
 
   it('validate checks a file as run and the service do: a missing name is the id', () => {

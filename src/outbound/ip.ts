@@ -100,6 +100,8 @@ const NON_PUBLIC: ReadonlyArray<[string, string]> = [
   ['240.0.0.0/4', 'reserved'],
   ['::/128', 'unspecified'],
   ['::1/128', 'loopback'],
+  // `::a.b.c.d` (IPv4-compatible, deprecated): never a host on the internet
+  ['::/96', 'reserved (IPv4-compatible)'],
   ['fc00::/7', 'private (unique local)'],
   ['fe80::/10', 'link-local'],
   ['fec0::/10', 'site-local'],
@@ -112,9 +114,16 @@ const NON_PUBLIC_CIDRS: ReadonlyArray<[Cidr, string]> = NON_PUBLIC.map(([text, l
   return [cidr, label];
 });
 
+/**
+ * The only IPv6 block handed out for the public internet (IANA). A denylist of IPv6 ranges
+ * always misses one (`::127.0.0.1`, `::ffff:0:a.b.c.d`, `100::`), so outside it nothing is public.
+ */
+const IPV6_GLOBAL_UNICAST = parseCidr('2000::/3')!;
+
 /** null for a public unicast address, else why it is not one. */
 export function nonPublicReason(ip: ParsedIp): string | null {
   const judged = embeddedIpv4(ip) ?? ip;
   for (const [cidr, label] of NON_PUBLIC_CIDRS) if (cidrContains(cidr, judged)) return label;
+  if (judged.family === 6 && !cidrContains(IPV6_GLOBAL_UNICAST, judged)) return 'reserved (not global unicast)';
   return null;
 }

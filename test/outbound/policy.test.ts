@@ -14,8 +14,14 @@ describe('ip ranges', () => {
     }
   });
 
+  it('flags every IPv6 address outside global unicast 2000::/3, IPv4-compatible ::a.b.c.d too', () => {
+    for (const ip of ['::127.0.0.1', '::7f00:1', '::a9fe:a9fe', '::2', '::ffff:0:7f00:1', '100::1', '1::1', 'fbff::1', '4000::1', 'e000::1']) {
+      expect(reason(ip), ip).to.match(/reserved/);
+    }
+  });
+
   it('passes public addresses, including the edges of private ranges', () => {
-    for (const ip of ['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.0', '100.63.255.255', '100.128.0.0', '169.253.255.255', '11.0.0.0', '2606:4700:4700::1111', '::ffff:8.8.8.8', 'fbff::1']) {
+    for (const ip of ['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.0', '100.63.255.255', '100.128.0.0', '169.253.255.255', '11.0.0.0', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2000::1', '3fff:ffff::1']) {
       expect(reason(ip), ip).to.equal(null);
     }
   });

@@ -49,6 +49,8 @@ describe('outbound client: SSRF guard', () => {
       'http://[fe80::1]/',
       'http://[::ffff:127.0.0.1]/',
       'http://[::ffff:a9fe:a9fe]/',
+      'http://[::127.0.0.1]/', // IPv4-compatible: outside IPv6 global unicast
+      'http://[::ffff:0:7f00:1]/',
       'http://2130706433/', // 127.0.0.1 spelled as one number
       'http://0x7f.1/',
     ];
@@ -62,8 +64,8 @@ describe('outbound client: SSRF guard', () => {
   });
 
   it('checks the resolved address, not the name', async () => {
-    const client = make({ lookup: fakeDns({ 'metadata.test': ['169.254.169.254'], 'intranet.test': ['10.0.0.7'], 'mixed.test': ['203.0.113.5', '10.0.0.1'], 'local.test': ['127.0.0.1'] }) });
-    for (const host of ['metadata.test', 'intranet.test', 'mixed.test', `local.test:${server.port}`]) {
+    const client = make({ lookup: fakeDns({ 'metadata.test': ['169.254.169.254'], 'intranet.test': ['10.0.0.7'], 'mixed.test': ['203.0.113.5', '10.0.0.1'], 'local.test': ['127.0.0.1'], 'compat.test': ['::7f00:1'] }) });
+    for (const host of ['metadata.test', 'intranet.test', 'mixed.test', `local.test:${server.port}`, 'compat.test']) {
       const err = await rejection(client.send(outboundRequest(`http://${host}/`), signal));
       expect(err.code, host).to.equal('BLOCKED_ADDRESS');
     }

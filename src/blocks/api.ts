@@ -86,13 +86,18 @@ const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 /**
  * A parameter that makes a path segment `.` or `..` (which encoding cannot stop: URLs treat `%2e`
  * as a dot too) would move the request elsewhere on the host (`/users/{id}/profile` with `..` is
- * `/profile`): refused, unless the author wrote that segment.
+ * `/profile`): refused, unless the author wrote that segment. So is one that leaves a segment
+ * empty (a null or "" value): `/items/{id}` would become the collection `/items/`, and servers
+ * that merge slashes read `/users//profile` as `/users/profile`.
  */
-function refuseDotSegments(url: string, fill: (text: string) => string): void {
+function refuseMovedSegments(url: string, fill: (text: string) => string): void {
   const end = url.search(/[?#]/);
   for (const segment of (end < 0 ? url : url.slice(0, end)).split('/')) {
     if (!segment.includes('{') || DOT_SEGMENT.test(segment)) continue;
     const filled = fill(segment);
+    if (filled === '') {
+      throw new TroupeError('INVALID_CONFIG', `a path parameter leaves the URL segment "${segment}" empty (its value is null or ""), which would change the path`);
+    }
     if (DOT_SEGMENT.test(filled)) {
       throw new TroupeError('INVALID_CONFIG', `a path parameter makes the URL segment "${segment}" a dot segment ("${filled}"), which would change the path`);
     }
@@ -110,7 +115,7 @@ export function buildUrl(url: string, pathParams: ApiConfig['pathParams'], param
     byName.has(name) ? encodeURIComponent(asText(byName.get(name))) : whole,
   );
   const filled = fill(url);
-  refuseDotSegments(url, fill);
+  refuseMovedSegments(url, fill);
   const hashAt = filled.indexOf('#');
   const base = hashAt >= 0 ? filled.slice(0, hashAt) : filled;
   const fragment = hashAt >= 0 ? filled.slice(hashAt) : '';

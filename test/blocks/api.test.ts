@@ -66,6 +66,17 @@ describe('api block: URL building', () => {
     expect(url).to.equal('https://api.test/v1/S%C3%A3o%20Paulo%2F%3F%23%26/items/42');
   });
 
+  it('refuses a path parameter that leaves a whole segment empty (null or ""), not one inside a segment or the query', () => {
+    for (const value of [null, undefined, '']) {
+      const tryIt = (): string => buildUrl('https://api.test/items/{id}', [{ key: 'id', value }], []);
+      expect(tryIt, String(value)).to.throw(/empty/).with.property('code', 'INVALID_CONFIG');
+      expect(() => buildUrl('https://api.test/users/{id}/profile', [{ key: 'id', value }], [])).to.throw(/empty/);
+    }
+    expect(buildUrl('https://api.test/files/{name}.json', [{ key: 'name', value: '' }], [])).to.equal('https://api.test/files/.json');
+    expect(buildUrl('https://api.test/search?q={q}', [{ key: 'q', value: null }], [])).to.equal('https://api.test/search?q=');
+    expect(buildUrl('https://api.test/items/{id}', [], [])).to.equal('https://api.test/items/{id}');
+  });
+
   it('refuses a path parameter that makes a segment . or .. (it would move the request), not one inside a segment or the query', () => {
     for (const value of ['..', '.', '%2e%2e', '.%2E']) {
       const tryIt = (): string => buildUrl('https://api.test/users/{id}/profile', [{ key: 'id', value }], []);

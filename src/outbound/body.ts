@@ -19,6 +19,15 @@ export function deleteHeader(headers: Record<string, string>, name: string): voi
   for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) delete headers[key];
 }
 
+/**
+ * A header the author left blank (an empty editor row, a reference that resolved to "") counts as
+ * not set: it is removed, so the default that header has applies instead of an empty value.
+ */
+export function dropBlankHeader(headers: Record<string, string>, name: string): void {
+  const value = findHeader(headers, name);
+  if (value !== undefined && value.trim() === '') deleteHeader(headers, name);
+}
+
 function mimeOf(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 }
@@ -48,6 +57,7 @@ export function encodeRequestBody(
   headers: Record<string, string>,
 ): { data: string | Buffer | undefined; headers: Record<string, string> } {
   const out = { ...headers };
+  dropBlankHeader(out, 'content-type');
   if (!METHODS_WITH_BODY.has(method) || body === undefined || body === null) return { data: undefined, headers: out };
   const contentType = findHeader(out, 'content-type');
   if (typeof body === 'string') {

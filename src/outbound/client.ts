@@ -7,7 +7,7 @@ import { systemClock } from '../runtime/clock.js';
 import { linkSignal } from './abort-link.js';
 import { createAddressPolicy } from './address-policy.js';
 import { runAttempt, type AttemptDeps, type FinalResponse, type PreparedRequest } from './attempt.js';
-import { encodeRequestBody, findHeader } from './body.js';
+import { dropBlankHeader, encodeRequestBody, findHeader } from './body.js';
 import { createGuardedAgents, systemLookup } from './guarded-agent.js';
 import { AttemptFailure, backoffDelay, classifyNetworkError, isRetryableStatus, parseRetryAfter } from './retry-policy.js';
 import { createHostThrottle } from './throttle.js';
@@ -187,6 +187,7 @@ export function prepareRequest(request: OutboundRequest): PreparedRequest {
     throw new TroupeError('INVALID_CONFIG', `the API block URL must be http or https, not ${url.protocol}`);
   }
   const headers: Record<string, string> = { ...request.headers };
+  for (const name of ['accept', 'idempotency-key']) dropBlankHeader(headers, name);
   if (findHeader(headers, 'accept') === undefined) headers['Accept'] = 'application/json, text/plain, */*';
   // only a request that may be sent twice needs a key the server can deduplicate on: one this
   // client retries, or one whose block run may be repeated (it names the run: idempotencyKey)

@@ -261,6 +261,17 @@ describe('outbound client: request and response shapes', () => {
     expect(vnd?.body).to.equal('{"a":1}');
   });
 
+  it('treats a blank Content-Type, Accept or Idempotency-Key as not set: the default applies', async () => {
+    const blank = { 'Content-Type': '', accept: ' ', 'IDEMPOTENCY-KEY': '' };
+    await client.send(outboundRequest(server.url('/blank'), { method: 'POST', body: { a: 1 }, headers: blank }), signal);
+    await client.send(outboundRequest(server.url('/blank'), { method: 'GET', headers: { 'content-type': '' } }), signal);
+    const [post, get] = server.requestsTo('/blank');
+    expect(post?.headers['content-type']).to.equal('application/json');
+    expect(post?.headers['accept']).to.equal('application/json, text/plain, */*');
+    expect(post?.headers['idempotency-key']).to.match(/^[0-9a-f-]{36}$/);
+    expect(get?.headers).to.not.have.property('content-type');
+  });
+
   it('form-encodes an object when the author asks for x-www-form-urlencoded', async () => {
     await client.send(outboundRequest(server.url('/f'), { method: 'POST', body: { q: 'a b&c', n: 2 }, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), signal);
     expect(server.requestsTo('/f')[0]?.body).to.equal('q=a+b%26c&n=2');

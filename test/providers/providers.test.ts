@@ -211,3 +211,39 @@ describe('model providers: process defaults (OPENAI_* / ANTHROPIC_* variables)',
     expect(err.message).not.to.contain('sk-process-key');
   });
 });
+
+describe('model providers: a call to the providers\' own APIs without a key', function () {
+  const looked: string[] = [];
+  // a lookup that never answers a real address: nothing may leave the machine in a test
+  const client = createModelClient({
+    allowPrivateNetwork: false,
+    allowHosts: [],
+    lookup: (host) => {
+      looked.push(host);
+      return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+    },
+  });
+  const signal = new AbortController().signal;
+  after(() => client.close());
+  beforeEach(() => {
+    looked.length = 0;
+  });
+  const base = { messages: [{ role: 'user' as const, content: 'hi' }], timeoutMs: 5000, retries: 0 };
+
+  it('fails with MISSING_SECRET before sending, naming how to give one', async () => {
+    for (const [provider, model, variable] of [['openai', 'gpt-test', 'OPENAI_API_KEY'], ['anthropic', 'claude-test', 'ANTHROPIC_API_KEY']] as const) {
+      const err = (await client.complete({ ...base, provider, model }, signal).catch((e: unknown) => e)) as TroupeError;
+      expect(err.code).to.equal('MISSING_SECRET');
+      expect(err.message).to.contain(variable).and.contain('apiKey');
+    }
+    const named = (await client.complete({ ...base, provider: 'openai', model: 'gpt-test', baseUrl: 'https://API.openai.com/v1/' }, signal).catch((e: unknown) => e)) as TroupeError;
+    expect(named.code).to.equal('MISSING_SECRET');
+    expect(looked).to.deep.equal([]);
+  });
+
+  it('still calls a server of one\'s own without a key (local models need none)', async () => {
+    const err = (await client.complete({ ...base, provider: 'openai', model: 'llama', baseUrl: 'http://ollama.invalid:11434/v1' }, signal).catch((e: unknown) => e)) as TroupeError;
+    expect(err.code).not.to.equal('MISSING_SECRET');
+    expect(looked).to.deep.equal(['ollama.invalid']);
+  });
+});

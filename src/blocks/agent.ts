@@ -14,10 +14,17 @@ import type { BlockRunContext, BlockType } from './types.js';
  */
 const messageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.unknown() });
 
-const memorySchema = z.union([
-  z.boolean(),
-  z.object({ conversationId: conversationIdSchema.optional(), window: z.coerce.number().int().min(1).max(MEMORY_KEEP).default(20) }),
-]);
+/**
+ * `true` is the settings' defaults and `false` no memory. Not a union of the two forms: a union
+ * reports a bad field as the whole `memory` being invalid, so `"window": "<start.window>"`, a
+ * value known only at run time, could not be told apart from a wrong one when saving.
+ */
+const memorySchema = z.preprocess(
+  (value) => (value === true ? {} : value === false ? undefined : value),
+  z
+    .object({ conversationId: conversationIdSchema.optional(), window: z.coerce.number().int().min(1).max(MEMORY_KEEP).default(20) }, 'memory is true, false or { conversationId?, window? }')
+    .optional(),
+);
 
 const agentObject = z.object({
   ...modelSettingsShape,
@@ -85,9 +92,9 @@ interface Recalled {
 }
 
 async function recall(ctx: BlockRunContext<AgentConfig>, config: AgentConfig): Promise<Recalled | undefined> {
-  if (config.memory === undefined || config.memory === false) return undefined;
-  const settings = config.memory === true ? { window: 20 } : config.memory;
-  const conversationId = conversationOf(ctx, 'conversationId' in settings ? settings.conversationId : undefined);
+  const settings = config.memory;
+  if (settings === undefined) return undefined;
+  const conversationId = conversationOf(ctx, settings.conversationId);
   const entries = await memoryOf(ctx).list(ctx.workflowId, conversationId, settings.window);
   // a window may open on an answer; a conversation sent to a model starts with the user
   while (entries[0] !== undefined && entries[0].role === 'assistant') entries.shift();

@@ -24,6 +24,15 @@ describe('blocks/agent and blocks/memory config', () => {
     expect(agent.validateConfig({ model: 'm', userPrompt: 'p', responseFormat: '{"type":"object","properties":{"a":{"type":"string"}}}' })).to.deep.equal([]);
   });
 
+  it('agent: memory settings may be references too (a union used to refuse the window as a whole invalid memory)', () => {
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', memory: { conversationId: '<start.cid>', window: '<start.window>' } })).to.deep.equal([]);
+    expect(agent.validateConfig({ model: 'm', prompt: 'p', memory: false })).to.deep.equal([]);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', memory: { window: 'many' } }))).to.deep.equal(['/memory/window']);
+    const wrong = agent.validateConfig({ model: 'm', prompt: 'p', memory: 'yes' });
+    expect(paths(wrong)).to.deep.equal(['/memory']);
+    expect(wrong[0]!.message).to.contain('true, false or');
+  });
+
   it('agent: a base URL made of references is judged when it is filled in', () => {
     expect(agent.validateConfig({ model: 'm', prompt: 'p', baseUrl: '{{LLM_URL}}' })).to.deep.equal([]);
     expect(agent.validateConfig({ model: 'm', prompt: 'p', baseUrl: 'http://<start.host>:11434/v1' })).to.deep.equal([]);

@@ -70,6 +70,19 @@ describe('agent, memory and llm router blocks in workflows', function () {
     expect(llm.requests[2]!.body['messages']).to.deep.equal([{ role: 'user', content: 'hi' }]);
   });
 
+  it('takes the memory window from a reference', async () => {
+    const doc = wf([['start', 'starter'], ['chat', 'agent', agent({ userPrompt: '<start.text>', memory: { conversationId: 'w-1', window: '<start.window>' } })]], [['start', 'chat']]);
+    await runWorkflow(rt.engine, doc, { window: 20, text: 'one' });
+    await runWorkflow(rt.engine, doc, { window: 20, text: 'two' });
+    const { result } = await runWorkflow(rt.engine, doc, { window: 2, text: 'three' });
+    expect(result.status).to.equal('completed');
+    expect(llm.requests[2]!.body['messages']).to.deep.equal([
+      { role: 'user', content: 'two' },
+      { role: 'assistant', content: 'echo: two' },
+      { role: 'user', content: 'three' },
+    ]);
+  });
+
   it('takes earlier turns from a memory block through `memories` (the other spelling of messages)', async () => {
     const doc = wf(
       [['start', 'starter'], ['mem', 'memory', { operation: 'add', conversationId: 'alias-1', content: 'remember 7' }], ['ask', 'agent', agent({ prompt: 'which number?', memories: '<mem.memories>', system: 'short', baseURL: llm.openaiUrl })]],

@@ -4,6 +4,7 @@ import { TroupeError } from '../errors.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
 import { MAX_TIMER_MS } from '../model/schema.js';
 import type { AttemptInfo, OutboundRequest, OutboundResult } from '../outbound/types.js';
+import { checkLiteralHeaders } from './schemas.js';
 import type { BlockResult, BlockRunContext, BlockType } from './types.js';
 
 /**
@@ -14,12 +15,18 @@ import type { BlockResult, BlockRunContext, BlockType } from './types.js';
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
 /** Rows `[{ key, value }]` as the editor stores them, or a plain object map. */
-const pairsSchema = z
-  .union([z.array(z.object({ key: z.string(), value: z.unknown() })), z.record(z.string(), z.unknown())])
-  .optional()
-  .transform((v): Array<{ key: string; value: unknown }> =>
-    v === undefined ? [] : Array.isArray(v) ? v.map((row) => ({ key: row.key, value: row.value })) : Object.entries(v).map(([key, value]) => ({ key, value })),
-  );
+const pairsInput = z.union([z.array(z.object({ key: z.string(), value: z.unknown() })), z.record(z.string(), z.unknown())]);
+
+const asPairs = (input: typeof pairsInput) =>
+  input
+    .optional()
+    .transform((v): Array<{ key: string; value: unknown }> =>
+      v === undefined ? [] : Array.isArray(v) ? v.map((row) => ({ key: row.key, value: row.value })) : Object.entries(v).map(([key, value]) => ({ key, value })),
+    );
+
+const pairsSchema = asPairs(pairsInput);
+// a header name HTTP cannot carry is refused on save rather than by the HTTP client at run time
+const headersSchema = asPairs(pairsInput.superRefine((headers, ctx) => checkLiteralHeaders(headers, ctx, { trimmed: true, values: false })));
 
 const upper = (v: unknown): unknown => (typeof v === 'string' ? v.trim().toUpperCase() : v);
 const int = (min: number, max?: number) => {
@@ -54,7 +61,7 @@ export const apiConfigSchema = z.object({
   method: z.preprocess(upper, z.enum(METHODS).default('GET')),
   pathParams: pairsSchema,
   params: pairsSchema,
-  headers: pairsSchema,
+  headers: headersSchema,
   body: z.unknown().optional(),
   // delays at most the longest a timer takes (MAX_TIMER_MS): a longer one would fire at once
   timeoutMs: int(1, MAX_TIMER_MS).default(30_000),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TroupeError, toTroupeError } from '../errors.js';
-import { checkHandleIds, handleIdSchema } from './schemas.js';
+import { EVERY_ISSUE, checkHandleIds, handleIdSchema, idsOf } from './schemas.js';
 import type { BlockRunContext, BlockType } from './types.js';
 
 export const conditionConfigSchema = z
@@ -10,7 +10,7 @@ export const conditionConfigSchema = z
       .min(1, 'a condition needs at least one branch'),
     else: z.boolean().optional(),
   })
-  .superRefine((config, ctx) => checkHandleIds(config.branches.map((b) => b.id), ctx, 'branches', ['else', 'error']));
+  .superRefine((config, ctx) => checkHandleIds(idsOf(config.branches), ctx, 'branches', ['else', 'error']), EVERY_ISSUE);
 
 export type ConditionConfig = z.infer<typeof conditionConfigSchema>;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { collectionItems } from '../model/iteration.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
+import { EVERY_ISSUE } from './schemas.js';
 import type { ContainerType } from './types.js';
 
 /** A count may be a number or a reference that resolves to one (a whole reference keeps its type). */
@@ -34,7 +35,7 @@ export const loopConfigSchema = z
     if ((c.kind === 'while' || c.kind === 'doWhile') && c.condition === undefined) {
       ctx.addIssue({ code: 'custom', path: ['condition'], message: `a "${c.kind}" loop needs a condition` });
     }
-  });
+  }, EVERY_ISSUE);
 
 export type LoopConfig = z.infer<typeof loopConfigSchema>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { collectionLike, countLike } from './loop.js';
+import { EVERY_ISSUE } from './schemas.js';
 import type { ContainerType } from './types.js';
 
 export const parallelConfigSchema = z
@@ -12,7 +13,7 @@ export const parallelConfigSchema = z
   .superRefine((c, ctx) => {
     if (c.kind === 'count' && c.count === undefined) ctx.addIssue({ code: 'custom', path: ['count'], message: 'a "count" parallel needs count' });
     if (c.kind === 'collection' && c.items === undefined) ctx.addIssue({ code: 'custom', path: ['items'], message: 'a "collection" parallel needs items' });
-  });
+  }, EVERY_ISSUE);
 
 export type ParallelConfig = z.infer<typeof parallelConfigSchema>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
-import { keyValueEntries, keyValuesSchema } from './schemas.js';
+import { checkLiteralHeaders, headerNameProblem, headerText, headerValueProblem, keyValueEntries, keyValuesSchema } from './schemas.js';
 import type { BlockType } from './types.js';
 
 // 1xx are interim answers, never a final one: sent as the answer, the client waits for the real one
@@ -13,9 +13,6 @@ function statusOf(status: unknown): number | null {
   return typeof n === 'number' && Number.isInteger(n) && n >= 200 && n <= 599 ? n : null;
 }
 
-/** RFC 9110 token characters: anything else cannot be a header name. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 export const responseConfigSchema = z.object({
   // A string is a reference (resolved before run) or a status in digits such as "201".
   status: z
@@ -25,7 +22,7 @@ export const responseConfigSchema = z.object({
       z.null(),
     ])
     .optional(),
-  headers: keyValuesSchema.optional(),
+  headers: keyValuesSchema.superRefine((headers, ctx) => checkLiteralHeaders(headers, ctx, { trimmed: false, values: true })).optional(),
   data: z.unknown().optional(),
 });
 
@@ -43,23 +40,16 @@ export function responseStatus(status: unknown): number {
   return n;
 }
 
-/**
- * What Node sends in a header value: tab, visible ASCII and Latin-1. Anything else (a line
- * break, a control character, `☃`) would fail the answer after the run completed.
- */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
 /** Header values as text (objects as JSON); null drops a header; what HTTP cannot carry is refused. */
 export function responseHeaders(headers: ResponseConfig['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of keyValueEntries(headers)) {
-    if (!HEADER_NAME.test(name)) throw invalid(`response header name ${JSON.stringify(name)} is not a valid HTTP header name`);
+    const nameProblem = headerNameProblem(name);
+    if (nameProblem !== null) throw invalid(`response ${nameProblem}`);
     if (value === null || value === undefined) continue;
-    const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-    if (/[\r\n\0]/.test(text)) throw invalid(`response header "${name}" contains a line break or NUL character`);
-    if (!HEADER_VALUE.test(text)) {
-      throw invalid(`response header "${name}" holds a character HTTP header values cannot carry (control characters, or beyond U+00FF)`);
-    }
+    const text = headerText(value);
+    const valueProblem = headerValueProblem(name, text);
+    if (valueProblem !== null) throw invalid(`response ${valueProblem}`);
     out[name] = text;
   }
   return out;

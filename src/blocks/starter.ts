@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { getOwn, setOwn } from '../model/own.js';
-import { isPlainObject, toPointer } from './schemas.js';
+import { EVERY_ISSUE, isPlainObject, toPointer } from './schemas.js';
 import type { BlockType } from './types.js';
 
 const FIELD_TYPES = ['string', 'number', 'boolean', 'object', 'array', 'any'] as const;
@@ -18,15 +18,20 @@ const fieldSchema = z.object({
 export const starterConfigSchema = z
   .object({ inputFormat: z.array(fieldSchema).optional() })
   .superRefine((config, ctx) => {
+    // runs on a partly broken config too (EVERY_ISSUE): a field may be any value here
+    const fields: unknown[] = Array.isArray(config.inputFormat) ? config.inputFormat : [];
     const seen = new Set<string>();
-    (config.inputFormat ?? []).forEach((field, index) => {
-      if (seen.has(field.name)) ctx.addIssue({ code: 'custom', path: ['inputFormat', index, 'name'], message: `duplicate field "${field.name}"` });
-      seen.add(field.name);
-      if (field.default !== undefined && !matchesType(field.default, field.type)) {
-        ctx.addIssue({ code: 'custom', path: ['inputFormat', index, 'default'], message: `the default must be ${article(field.type)}` });
+    fields.forEach((field, index) => {
+      if (!isPlainObject(field)) return;
+      const { name, type } = field;
+      if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: ['inputFormat', index, 'name'], message: `duplicate field "${name}"` });
+      if (typeof name === 'string') seen.add(name);
+      const fieldType = (FIELD_TYPES as readonly unknown[]).includes(type) ? (type as FieldType) : undefined;
+      if (field['default'] !== undefined && fieldType !== undefined && !matchesType(field['default'], fieldType)) {
+        ctx.addIssue({ code: 'custom', path: ['inputFormat', index, 'default'], message: `the default must be ${article(fieldType)}` });
       }
     });
-  });
+  }, EVERY_ISSUE);
 
 export type StarterConfig = z.infer<typeof starterConfigSchema>;
 

@@ -14,12 +14,13 @@ import { ValidationContext, type ValidationIssue } from './validate-context.js';
 import { checkConnections } from './validate-graph.js';
 import { checkReferences } from './validate-refs.js';
 import { checkTriggers } from './validate-triggers.js';
+import { withoutFollowUps } from './zod-issues.js';
 
 export type { ValidationIssue } from './validate-context.js';
 export type ValidationResult = { ok: true; workflow: WorkflowDef } | { ok: false; issues: ValidationIssue[] };
 
 function zodIssues(ctx: ValidationContext, prefix: PathSegment[], error: z.ZodError): void {
-  for (const issue of error.issues) {
+  for (const issue of withoutFollowUps(error.issues)) {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
     ctx.add(toPointer([...prefix, ...path]), issue.message);
   }

@@ -129,4 +129,44 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
     const paths = issuesOf(doc).map((i) => i.split(':')[0]);
     expect(paths).to.include.members(['/blocks/1/config/count', '/blocks/1/config/concurrency', '/blocks/3/config/else', '/blocks/4/config/mode']);
   });
+
+  it('reports every issue of a config at once, its refinements too when another field has the wrong type', () => {
+    // zod skips an object's refinements once a field failed its type: these used to show only the first
+    const doc = docWith([
+      { id: 'c', type: 'condition', name: 'C', config: { branches: [{ id: 'a', expression: '1' }, { id: 'a', expression: '2' }, { id: 'else', expression: '3' }], else: 1 } },
+      { id: 'lp', type: 'loop', name: 'Lp', config: { kind: 'for', maxIterations: 'many' } },
+      { id: 'par', type: 'parallel', name: 'Par', config: { kind: 'collection', concurrency: 'x' } },
+      { id: 'c2', type: 'condition', name: 'C2', config: { branches: [5, { id: 'b', expression: 7 }, { id: 'b', expression: 'x' }] } },
+    ]);
+    expect(issuesOf(doc)).to.have.members([
+      '/blocks/1/config/else: Invalid input: expected boolean, received number',
+      '/blocks/1/config/branches/1/id: duplicate id "a"',
+      '/blocks/1/config/branches/2/id: "else" is reserved and cannot be used as an id',
+      '/blocks/2/config/maxIterations: Invalid input: expected number, received string',
+      '/blocks/2/config/iterations: a "for" loop needs iterations',
+      '/blocks/3/config/concurrency: Invalid input: expected number, received string',
+      '/blocks/3/config/items: a "collection" parallel needs items',
+      '/blocks/4/config/branches/0: Invalid input: expected object, received number',
+      '/blocks/4/config/branches/1/expression: Invalid input: expected string, received number',
+      '/blocks/4/config/branches/2/id: duplicate id "b"',
+    ]);
+    const starter = { id: 's', type: 'starter', name: 'Start', config: { inputFormat: [{ name: 'a', type: 'number', default: 'x' }, { name: 'a', required: 'yes' }, 3] } };
+    expect(issuesOf({ name: 'x', blocks: [starter] })).to.have.members([
+      '/blocks/0/config/inputFormat/0/default: the default must be a number',
+      '/blocks/0/config/inputFormat/1/required: Invalid input: expected boolean, received string',
+      '/blocks/0/config/inputFormat/1/name: duplicate field "a"',
+      '/blocks/0/config/inputFormat/2: Invalid input: expected object, received number',
+    ]);
+  });
+
+  it('refuses a literal API header name HTTP cannot carry when the workflow is saved', () => {
+    const doc = docWith([
+      { id: 'a', type: 'api', name: 'A', config: { url: 'https://example.com/', headers: [{ key: 'Bad Name', value: 'x' }, { key: '  ', value: 'x' }, { key: '<start.h>', value: 'x' }, { key: ' X-Ok ', value: 'a\nb' }] } },
+      { id: 'b', type: 'api', name: 'B', config: { url: 'https://example.com/', headers: { 'X:Y': '1', 'X-Ok': '{{TOKEN}}' } } },
+    ]);
+    expect(issuesOf(doc)).to.deep.equal([
+      '/blocks/1/config/headers/0/key: header name "Bad Name" is not a valid HTTP header name',
+      '/blocks/2/config/headers/X:Y: header name "X:Y" is not a valid HTTP header name',
+    ]);
+  });
 });

@@ -53,12 +53,32 @@ describe('blocks/response', () => {
   });
 
   it('refuses header values with line breaks and invalid header names', async () => {
-    expect((await failure({ headers: { 'X-A': 'ok\r\nSet-Cookie: evil=1' } })).message).to.match(/line break/);
-    expect((await failure({ headers: { 'Bad Name': 'x' } })).message).to.match(/not a valid HTTP header name/);
+    // the resolved config as the runtime hands it over (references in it made these values)
+    const runRaw = (headers: ResponseConfig['headers']) => responseBlock.run(makeContext({ config: { headers } }));
+    const refused = async (headers: ResponseConfig['headers']): Promise<string> => {
+      const err = await runRaw(headers).then(() => expect.fail('expected a failure'), (e: unknown) => e);
+      expect(err).to.be.instanceOf(TroupeError);
+      expect((err as TroupeError).code).to.equal('INVALID_CONFIG');
+      return (err as TroupeError).message;
+    };
+    expect(await refused({ 'X-A': 'ok\r\nSet-Cookie: evil=1' })).to.match(/line break/);
+    expect(await refused({ 'Bad Name': 'x' })).to.match(/not a valid HTTP header name/);
     for (const value of ['é☃', 'a\u0007b', '\u{1F600}']) {
-      expect((await failure({ headers: { 'X-A': value } })).message).to.match(/cannot carry/);
+      expect(await refused({ 'X-A': value })).to.match(/cannot carry/);
     }
     expect((await run({ headers: { 'X-A': 'café\tok' } })).output.headers).to.deep.equal({ 'X-A': 'café\tok' });
+  });
+
+  it('refuses literal headers HTTP cannot carry when the workflow is saved, at the offending member', () => {
+    const info = blockTypeRegistry().response!;
+    const issues = info.validateConfig({
+      headers: { 'Bad Name': 'x', 'X-A': 'a\nb', 'X-B': '☃', 'X/C': 'x', '': 'x', 'X-Ok': 'café', 'X-Ref': '<api.data>', 'X-Obj': { a: '<api.data>' } },
+    });
+    expect(issues.map((i) => i.path)).to.deep.equal(['/headers/Bad Name', '/headers/X-A', '/headers/X-B', '/headers/X~1C', '/headers/']);
+    expect(issues[0]?.message).to.match(/not a valid HTTP header name/);
+    expect(issues[1]?.message).to.match(/line break/);
+    const rows = info.validateConfig({ headers: [{ key: 'ok', value: 'x\ry' }, { key: 'a b', value: 1 }, { key: '<start.h>', value: 'x' }] });
+    expect(rows.map((i) => i.path)).to.deep.equal(['/headers/0/value', '/headers/1/key']);
   });
 
   it('has no outgoing handles and validates its config', () => {

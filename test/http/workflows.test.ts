@@ -108,6 +108,20 @@ describe('http: workflows (admin)', () => {
     await h.http.get('/api/workflows/bad').set(auth).expect(404);
   });
 
+  it('reports every issue of a block config in the 422, not only its first wrong type', async () => {
+    const doc = echoWorkflow('every');
+    (doc['blocks'] as unknown[]).push(
+      { id: 'c', type: 'condition', name: 'C', config: { branches: [{ id: 'a', expression: '1' }, { id: 'a', expression: '2' }], else: 'yes' } },
+      { id: 'rr', type: 'response', name: 'R2', config: { headers: { 'Bad Name': 'x', 'X-A': 'a\nb' } } },
+    );
+    (doc['connections'] as unknown[]).push({ from: 'start', to: 'c' }, { from: 'c', handle: 'a', to: 'rr' });
+    const res = await h.http.post('/api/workflows').set(auth).send(doc);
+    expect(res.status).to.equal(422);
+    expect(res.body.error.code).to.equal('INVALID_WORKFLOW');
+    const paths = (res.body.error.details.issues as { path: string }[]).map((i) => i.path);
+    expect(paths).to.have.members(['/blocks/2/config/else', '/blocks/2/config/branches/1/id', '/blocks/3/config/headers/Bad Name', '/blocks/3/config/headers/X-A']);
+  });
+
   it('answers 422 for a body that is not a workflow object, 400 INVALID_JSON for broken JSON', async () => {
     const notObject = await h.http.post('/api/workflows').set(auth).send([1, 2]);
     expect(notObject.status).to.equal(422);

@@ -303,6 +303,15 @@ describe('model/validateWorkflow', () => {
     });
   });
 
+  it('reports a wrong type once, without the length rule zod also runs on it', () => {
+    // `"to": []` also got "Too small: expected array to have >=1 items" for a string field
+    const doc = workflow([fn('a')]) as unknown as Record<string, unknown>;
+    doc['connections'] = [{ from: 'start', to: [] }];
+    const issues = issuesOf(doc);
+    expect(issues.map((i) => i.path), JSON.stringify(issues)).to.deep.equal(['/connections/0/to']);
+    expect(issues[0]?.message).to.match(/expected string, received array/);
+  });
+
   it('collects every issue at once', () => {
     const doc = clone(SPEC_EXAMPLE) as unknown as Record<string, any>;
     doc['blocks'][4].name = 'So.rry';

@@ -3,7 +3,7 @@ import { TroupeError } from '../errors.js';
 import type { ModelRequest, ModelTurn } from '../providers/types.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
 import { converse, toolsSchema } from './agent-tools.js';
-import { baseRequest, modelSettingsShape, modelsOf, promptText } from './model-settings.js';
+import { baseRequest, modelSettingsShape, modelsOf, promptText, unsetWhenNull } from './model-settings.js';
 import { structuredFields, responseFormatSchema } from './structured-output.js';
 import type { BlockRunContext, BlockType } from './types.js';
 
@@ -15,14 +15,21 @@ import type { BlockRunContext, BlockType } from './types.js';
 const messageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.unknown() });
 
 /**
- * `true` is the settings' defaults and `false` no memory. Not a union of the two forms: a union
- * reports a bad field as the whole `memory` being invalid, so `"window": "<start.window>"`, a
- * value known only at run time, could not be told apart from a wrong one when saving.
+ * `true` is the settings' defaults and `false` (or null) no memory. Not a union of the two
+ * forms: a union reports a bad field as the whole `memory` being invalid, so
+ * `"window": "<start.window>"`, a value known only at run time, could not be told apart from a
+ * wrong one when saving.
  */
 const memorySchema = z.preprocess(
-  (value) => (value === true ? {} : value === false ? undefined : value),
+  (value) => (value === true ? {} : value === false || value === null ? undefined : value),
   z
-    .object({ conversationId: conversationIdSchema.optional(), window: z.coerce.number().int().min(1).max(MEMORY_KEEP).default(20) }, 'memory is true, false or { conversationId?, window? }')
+    .object(
+      {
+        conversationId: unsetWhenNull(conversationIdSchema.optional()),
+        window: unsetWhenNull(z.coerce.number().int().min(1).max(MEMORY_KEEP).default(20)),
+      },
+      'memory is true, false or { conversationId?, window? }',
+    )
     .optional(),
 );
 
@@ -33,9 +40,9 @@ const agentObject = z.object({
   messages: z.array(messageSchema).default([]),
   responseFormat: responseFormatSchema.optional(),
   tools: toolsSchema,
-  maxToolRounds: z.coerce.number().int().min(1).max(50).default(8),
+  maxToolRounds: unsetWhenNull(z.coerce.number().int().min(1).max(50).default(8)),
   memory: memorySchema.optional(),
-  stream: z.boolean().default(true),
+  stream: unsetWhenNull(z.boolean().default(true)),
 });
 
 /**

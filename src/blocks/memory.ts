@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
-import { promptText } from './model-settings.js';
+import { promptText, unsetWhenNull } from './model-settings.js';
 import { isPlainObject } from './schemas.js';
 import type { BlockType, MemoryItem } from './types.js';
 
@@ -17,10 +17,10 @@ const GET_ALL_LIMIT = 10_000;
 const memoryObject = z
   .object({
     operation: z.enum(OPERATIONS),
-    conversationId: conversationIdSchema.optional(),
-    role: z.enum(['user', 'assistant', 'system']).default('user'),
+    conversationId: unsetWhenNull(conversationIdSchema.optional()),
+    role: unsetWhenNull(z.enum(['user', 'assistant', 'system']).default('user')),
     content: z.unknown().optional(),
-    limit: z.coerce.number().int().min(1).max(GET_ALL_LIMIT).optional(),
+    limit: unsetWhenNull(z.coerce.number().int().min(1).max(GET_ALL_LIMIT).optional()),
   })
   .refine((c) => c.operation !== 'add' || c.content !== undefined, { message: 'add needs the content to remember', path: ['content'] });
 

@@ -11,6 +11,16 @@ import type { BlockRunContext } from './types.js';
  * The key is usually a secret: `"apiKey": "{{OPENAI_API_KEY}}"`.
  */
 
+/**
+ * A setting given as a reference that reads `null` (SPEC §1.2: a missing field) is left unset,
+ * so its default holds. Number coercion would otherwise turn null into 0: a temperature of 0
+ * sent without a word, or a window or limit of 0 refused. For settings, not for where a call
+ * goes (a base URL or key that reads null stays an error).
+ */
+export function unsetWhenNull<T extends z.ZodType>(schema: T): z.ZodPreprocess<T> {
+  return z.preprocess((value) => (value === null ? undefined : value), schema);
+}
+
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** Judged once its references are filled in: at save a URL made of them is taken as it is. */
 const httpUrl = (field: string) =>
@@ -32,10 +42,10 @@ export const modelSettingsShape = {
   /** the SDKs' spelling of baseUrl */
   baseURL: httpUrl('baseURL').optional(),
   apiKey: z.string().optional(),
-  temperature: z.coerce.number().min(0).max(2).optional(),
-  maxTokens: int(1, 1_000_000).optional(),
-  timeoutMs: int(1, 3_600_000).default(120_000),
-  retries: int(0, 10).default(2),
+  temperature: unsetWhenNull(z.coerce.number().min(0).max(2).optional()),
+  maxTokens: unsetWhenNull(int(1, 1_000_000).optional()),
+  timeoutMs: unsetWhenNull(int(1, 3_600_000).default(120_000)),
+  retries: unsetWhenNull(int(0, 10).default(2)),
 };
 
 export interface ModelSettings {

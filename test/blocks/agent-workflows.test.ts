@@ -124,6 +124,19 @@ describe('agent, memory and llm router blocks in workflows', function () {
     expect(outputs['after'].memories).to.deep.equal([]);
   });
 
+  it('leaves a setting whose reference reads null unset: its default holds (null used to become 0)', async () => {
+    const settings = { temperature: '<start.temperature>', maxTokens: '<start.max>', retries: '<start.retries>', maxToolRounds: '<start.rounds>', stream: '<start.stream>' };
+    const doc = wf(
+      [['start', 'starter'], ['ask', 'agent', agent({ userPrompt: 'hi', ...settings, memory: '<start.memory>' })], ['m', 'memory', { operation: 'add', conversationId: 'n-1', role: '<start.role>', limit: '<start.limit>', content: 'kept' }]],
+      [['start', 'ask'], ['ask', 'm']],
+    );
+    const { result, events } = await runWorkflow(rt.engine, doc, {});
+    expect(result.status).to.equal('completed');
+    expect(llm.requests[0]!.body).not.to.have.any.keys('temperature', 'max_tokens');
+    expect(events.some((e) => e.type === 'chunk')).to.equal(true);
+    expect((result.output as { memories: Array<{ role: string }> }).memories.map((m) => m.role)).to.deep.equal(['user']);
+  });
+
   it('memory block without a conversationId outside a chat fails with INVALID_CONFIG', async () => {
     const doc = wf([['start', 'starter'], ['m', 'memory', { operation: 'get' }]], [['start', 'm']]);
     const { result } = await runWorkflow(rt.engine, doc);

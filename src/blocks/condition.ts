@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { TroupeError, toTroupeError } from '../errors.js';
-import { EVERY_ISSUE, checkHandleIds, handleIdSchema, idsOf } from './schemas.js';
+import { EVERY_ISSUE, checkHandleIds, expressionSchema, handleIdSchema, idsOf } from './schemas.js';
 import type { BlockRunContext, BlockType } from './types.js';
 
 export const conditionConfigSchema = z
   .object({
     branches: z
-      .array(z.object({ id: handleIdSchema, expression: z.string().min(1, 'an expression is required') }))
+      .array(z.object({ id: handleIdSchema, expression: expressionSchema }))
       .min(1, 'a condition needs at least one branch'),
     else: z.boolean().optional(),
   })

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { collectionItems } from '../model/iteration.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
-import { EVERY_ISSUE } from './schemas.js';
+import { EVERY_ISSUE, expressionSchema } from './schemas.js';
 import type { ContainerType } from './types.js';
 
 /** A count may be a number or a reference that resolves to one (a whole reference keeps its type). */
@@ -26,7 +26,7 @@ export const loopConfigSchema = z
     kind: z.enum(['for', 'forEach', 'while', 'doWhile']),
     iterations: countLike.optional(),
     items: collectionLike.optional(),
-    condition: z.string().min(1).optional(),
+    condition: expressionSchema.optional(),
     maxIterations: z.number().int().min(1).max(1_000_000).default(1000),
   })
   .superRefine((c, ctx) => {

@@ -169,4 +169,16 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
       '/blocks/2/config/headers/X:Y: header name "X:Y" is not a valid HTTP header name',
     ]);
   });
+
+  it('refuses a blank condition expression or loop condition: it could only be a syntax error at run time', () => {
+    const doc = docWith([
+      { id: 'c', type: 'condition', name: 'C', config: { branches: [{ id: 'a', expression: '  ' }, { id: 'b', expression: ' ;\n' }, { id: 'd', expression: 'true;' }] } },
+      { id: 'lp', type: 'loop', name: 'Lp', config: { kind: 'while', condition: '\t' } },
+    ]);
+    expect(issuesOf(doc)).to.deep.equal([
+      '/blocks/1/config/branches/0/expression: an expression is required',
+      '/blocks/1/config/branches/1/expression: an expression is required',
+      '/blocks/2/config/condition: an expression is required',
+    ]);
+  });
 });

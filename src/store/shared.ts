@@ -173,9 +173,10 @@ export function checkMemoryMessages(messages: readonly { role: MemoryRole; conte
 
 /**
  * Wraps every method of a repository so driver errors leave the store as TroupeError
- * STORE_ERROR (TroupeErrors such as CONFLICT pass through unchanged).
+ * STORE_ERROR (TroupeErrors such as CONFLICT pass through unchanged). `classify` lets an
+ * adapter name the driver errors it knows better (MongoDB's document size limit: not retryable).
  */
-export function guarded<T extends object>(repo: T, name: string): T {
+export function guarded<T extends object>(repo: T, name: string, classify?: (err: unknown, doing: string) => TroupeError | null): T {
   const proto = Object.getPrototypeOf(repo) as object;
   const out: Record<string, unknown> = {};
   for (const key of Object.getOwnPropertyNames(proto)) {
@@ -185,7 +186,7 @@ export function guarded<T extends object>(repo: T, name: string): T {
       try {
         return await (fn as (...a: unknown[]) => Promise<unknown>).apply(repo, args);
       } catch (err) {
-        throw storeError(err, `${name}.${key}`);
+        throw classify?.(err, `${name}.${key}`) ?? storeError(err, `${name}.${key}`);
       }
     };
   }

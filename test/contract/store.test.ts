@@ -17,6 +17,7 @@ import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
 import { memoriesContract } from '../store/contract/memories.js';
 import { schedulesContract } from '../store/contract/schedules.js';
+import { userKeysContract } from '../store/contract/user-keys.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
 import { workflowsContract } from '../store/contract/workflows.js';
 
@@ -62,6 +63,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     schedulesContract(ctx);
     chatsContract(ctx);
     memoriesContract(ctx);
+    userKeysContract(ctx);
   });
 }
 

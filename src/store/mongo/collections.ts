@@ -45,14 +45,17 @@ export interface WebhookRouteDoc { _id: string; workflowId: string; triggerId: s
 export interface WebhookEventDoc {
   _id: string; workflowId: string; triggerId: string; version: number; deliveryId: string | null; payload: string; receivedAt: string; status: string; executionId: string; announced: boolean;
 }
-/** `_id` is the de-duplication key (workflow, trigger, delivery id): the unique index makes accept atomic across instances */
 export interface ScheduleDoc { _id: string; workflowId: string; triggerId: string; version: number; spec: string; activeFrom: string; lastDueAt: string | null }
 export interface HeartbeatDoc { _id: string; at: string }
 /** `_id` is (workflow, trigger, due time): the unique key that lets one instance fire a due time */
 export interface ScheduleFireDoc {
   _id: string; workflowId: string; triggerId: string; dueAt: string; executionId: string | null; outcome: string; firedAt: string;
 }
-export interface WebhookDeliveryDoc { _id: string; workflowId: string; eventId: string; receivedAt: string }
+/**
+ * `_id` is the de-duplication key (workflow, trigger, delivery id). `event` is the event the claim
+ * stands for, so whoever finds it unwritten can write it (absent in claims of older versions).
+ */
+export interface WebhookDeliveryDoc { _id: string; workflowId: string; eventId: string; receivedAt: string; event?: WebhookEventDoc }
 /** `_id` is the workflow id; `body` the JSON of `{ auth, branding, output }`; `subdomain` has a unique index */
 export interface ChatDeploymentDoc { _id: string; subdomain: string; body: string; createdAt: string; updatedAt: string }
 /** `messages` holds one JSON string per message, appended with `$push`/`$each` (atomic, in order) */

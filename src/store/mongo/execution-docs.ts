@@ -1,7 +1,9 @@
 /** Document ⇄ record mapping for executions, block logs and events. */
+import type { AnyBulkWriteOperation } from 'mongodb';
 import { contextText, fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
-import type { BlockLog, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
+import type { BlockLog, BoundaryBatch, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
+import { checkDocumentSize } from './errors.js';
 
 export function toExecution(doc: ExecutionDoc, withContext: boolean): ExecutionRecord {
   const rec: ExecutionRecord = {
@@ -52,4 +54,38 @@ export function eventDoc(ev: ExecutionEvent): EventDoc {
 
 export function toEvent(doc: EventDoc): ExecutionEvent {
   return { executionId: doc.executionId, seq: doc.seq, event: doc.event, data: fromJson(doc.data), at: doc.at };
+}
+
+/** What one block boundary writes, in order: the record to insert, the `$set`, then log and event operations. */
+export interface BoundaryWrites {
+  created: ExecutionDoc | null;
+  set: Partial<ExecutionDoc>;
+  logOps: AnyBulkWriteOperation<BlockLogDoc>[];
+  eventOps: AnyBulkWriteOperation<EventDoc>[];
+}
+
+/**
+ * Builds (and JSON-encodes) every document of a boundary before the first write, and refuses one
+ * above MongoDB's 16 MiB limit then: a bad value writes nothing, with or without a transaction.
+ * The `$set` is checked alone; what it makes of the stored record is checked by the server.
+ */
+export function boundaryWrites(id: string, batch: BoundaryBatch, now: () => string): BoundaryWrites {
+  const created = batch.create ? executionDoc(batch.create, iso(batch.create.createdAt ?? now())) : null;
+  if (created !== null) checkDocumentSize(created, `execution ${id}`);
+  const set = batch.patch ? patchFields(batch.patch) : {};
+  checkDocumentSize(set, `the update of execution ${id}`);
+  const logOps: AnyBulkWriteOperation<BlockLogDoc>[] = (batch.dropLogs ?? []).map((drop) => ({
+    deleteOne: { filter: { executionId: id, blockId: drop.blockId, iterationKey: iterationKey(drop.iteration) } },
+  }));
+  for (const log of batch.logs ?? []) {
+    const doc = logDoc(id, log);
+    checkDocumentSize(doc, `the log of block ${doc.blockId} of execution ${id}`);
+    logOps.push({ replaceOne: { filter: { executionId: id, blockId: doc.blockId, iterationKey: doc.iterationKey }, replacement: doc, upsert: true } });
+  }
+  const eventOps: AnyBulkWriteOperation<EventDoc>[] = (batch.events ?? []).map((ev) => {
+    const doc = eventDoc(ev);
+    checkDocumentSize(doc, `event ${doc.seq} of execution ${id}`);
+    return { replaceOne: { filter: { executionId: id, seq: doc.seq }, replacement: doc, upsert: true } };
+  });
+  return { created, set, logOps, eventOps };
 }

@@ -1,13 +1,14 @@
-import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, iterationKey, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
-import { eventDoc, executionDoc, logDoc, patchFields, toEvent, toExecution } from './execution-docs.js';
+import { boundaryWrites, executionDoc, patchFields, toEvent, toExecution } from './execution-docs.js';
+import { checkDocumentSize } from './errors.js';
 import type { Txn } from './txn.js';
 
 export class MongoExecutions implements ExecutionRepo {
@@ -23,6 +24,7 @@ export class MongoExecutions implements ExecutionRepo {
 
   async create(rec: ExecutionRecord): Promise<ExecutionRecord> {
     const doc = executionDoc(rec, iso(rec.createdAt ?? this.now().toISOString()));
+    checkDocumentSize(doc, `execution ${rec.id}`);
     try {
       await this.executions.insertOne(doc);
     } catch (err) {
@@ -33,6 +35,7 @@ export class MongoExecutions implements ExecutionRepo {
 
   async update(id: string, patch: ExecutionPatch): Promise<boolean> {
     const set = patchFields(patch);
+    checkDocumentSize(set, `the update of execution ${id}`);
     if (Object.keys(set).length === 0) return (await this.executions.countDocuments({ _id: id }, { limit: 1 })) > 0;
     return (await this.executions.updateOne({ _id: id }, { $set: set })).matchedCount > 0;
   }
@@ -65,25 +68,12 @@ export class MongoExecutions implements ExecutionRepo {
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {
     checkBatch(id, batch);
-    // build (and JSON-encode) everything before the first write, so a bad value writes nothing
-    const set = batch.patch ? patchFields(batch.patch) : {};
-    const dropOps: AnyBulkWriteOperation<BlockLogDoc>[] = (batch.dropLogs ?? []).map((drop) => ({
-      deleteOne: { filter: { executionId: id, blockId: drop.blockId, iterationKey: iterationKey(drop.iteration) } },
-    }));
-    const logOps: AnyBulkWriteOperation<BlockLogDoc>[] = [...dropOps, ...(batch.logs ?? []).map((log) => {
-      const doc = logDoc(id, log);
-      const key = { executionId: id, blockId: doc.blockId, iterationKey: doc.iterationKey };
-      return { replaceOne: { filter: key, replacement: doc, upsert: true } };
-    })];
-    const eventOps: AnyBulkWriteOperation<EventDoc>[] = (batch.events ?? []).map((ev) => {
-      const doc = eventDoc(ev);
-      return { replaceOne: { filter: { executionId: id, seq: doc.seq }, replacement: doc, upsert: true } };
-    });
-    const created = batch.create ? executionDoc(batch.create, iso(batch.create.createdAt ?? this.now().toISOString())) : null;
+    // built, JSON-encoded and size-checked before the first write, so a bad value writes nothing
+    const w = boundaryWrites(id, batch, () => this.now().toISOString());
     await this.txn.run(async (session) => {
-      if (created !== null) {
+      if (w.created !== null) {
         try {
-          await this.executions.insertOne(created, { session });
+          await this.executions.insertOne(w.created, { session });
         } catch (err) {
           throw isDuplicateKey(err) ? conflict('execution', id) : err;
         }
@@ -93,14 +83,14 @@ export class MongoExecutions implements ExecutionRepo {
       // the guard is the update's own filter: one document, one atomic check-and-write, with or
       // without a transaction (two claimers: the second no longer matches what the first wrote)
       const filter = batch.guard === undefined ? { _id: id } : { _id: id, status: batch.guard.status, context: contextText(batch.guard.context) };
-      if (Object.keys(set).length > 0) {
-        const { matchedCount } = await this.executions.updateOne(filter, { $set: set }, { session });
+      if (Object.keys(w.set).length > 0) {
+        const { matchedCount } = await this.executions.updateOne(filter, { $set: w.set }, { session });
         if (matchedCount === 0 && batch.guard !== undefined) throw changedMeanwhile(id);
       } else if (batch.guard !== undefined && (await this.executions.countDocuments(filter, { limit: 1, session })) === 0) {
         throw changedMeanwhile(id);
       }
-      if (logOps.length > 0) await this.logs.bulkWrite(logOps, { ordered: true, session });
-      if (eventOps.length > 0) await this.events.bulkWrite(eventOps, { ordered: true, session });
+      if (w.logOps.length > 0) await this.logs.bulkWrite(w.logOps, { ordered: true, session });
+      if (w.eventOps.length > 0) await this.events.bulkWrite(w.eventOps, { ordered: true, session });
     });
   }
 

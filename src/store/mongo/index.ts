@@ -8,6 +8,7 @@ import { MongoApiKeys } from './api-keys.js';
 import { MongoChats } from './chats.js';
 import { backfillTriggerIndexes } from './backfill.js';
 import { ensureCollections } from './collections.js';
+import { classifyMongoError } from './errors.js';
 import { MongoDeployments } from './deployments.js';
 import { MongoExecutions } from './executions.js';
 import { MongoMemories } from './memories.js';
@@ -51,15 +52,15 @@ export async function openMongoStore(url: string, dbName?: string, opts: OpenMon
 function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
   return {
     kind: 'mongodb',
-    workflows: guarded(new MongoWorkflows(db, txn, now), 'workflows'),
-    deployments: guarded(new MongoDeployments(db), 'deployments'),
-    apiKeys: guarded(new MongoApiKeys(db, now), 'apiKeys'),
-    executions: guarded(new MongoExecutions(db, txn, now), 'executions'),
-    secrets: guarded(new MongoSecrets(db, now), 'secrets'),
-    webhooks: guarded(new MongoWebhooks(db), 'webhooks'),
-    schedules: guarded(new MongoSchedules(db), 'schedules'),
-    chats: guarded(new MongoChats(db), 'chats'),
-    memories: guarded(new MongoMemories(db, now), 'memories'),
+    workflows: guarded(new MongoWorkflows(db, txn, now), 'workflows', classifyMongoError),
+    deployments: guarded(new MongoDeployments(db), 'deployments', classifyMongoError),
+    apiKeys: guarded(new MongoApiKeys(db, now), 'apiKeys', classifyMongoError),
+    executions: guarded(new MongoExecutions(db, txn, now), 'executions', classifyMongoError),
+    secrets: guarded(new MongoSecrets(db, now), 'secrets', classifyMongoError),
+    webhooks: guarded(new MongoWebhooks(db), 'webhooks', classifyMongoError),
+    schedules: guarded(new MongoSchedules(db), 'schedules', classifyMongoError),
+    chats: guarded(new MongoChats(db), 'chats', classifyMongoError),
+    memories: guarded(new MongoMemories(db, now), 'memories', classifyMongoError),
     async ping() {
       try {
         await db.command({ ping: 1 });

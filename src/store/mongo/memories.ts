@@ -2,7 +2,7 @@
  * Conversation memory on MongoDB: one document per remembered message in `memories`, and each
  * conversation's last seq in `memory_counters`. An append first takes a range of seqs from the
  * counter (one atomic `$inc`, so concurrent appends never share a seq or interleave), then
- * inserts its messages and deletes the entries beyond the newest `keep`. One document per
+ * inserts its messages and deletes the entries beyond the newest `keep` (see trim). One document per
  * message, not one per conversation: a long conversation never meets the 16 MB document limit.
  */
 import type { Collection, Db } from 'mongodb';
@@ -46,8 +46,20 @@ export class MongoMemories implements MemoryRepo {
       createdAt,
     }));
     await this.memories.insertMany(docs, { ordered: true });
-    if (kept !== Infinity) await this.memories.deleteMany({ workflowId, conversationId, seq: { $lte: last - kept } });
+    if (kept !== Infinity) await this.trim(workflowId, conversationId, last, kept);
     return docs.filter((d) => d.seq > last - kept).map(toEntry);
+  }
+
+  /**
+   * Drops all but the newest `keep` entries, counted from the conversation's last seq as it is
+   * now rather than from this append's: an append that took earlier seqs but inserted after a
+   * later one trimmed would otherwise leave entries beyond `keep` until the next append. The
+   * append that inserts last trims last, against a counter that already counts every other.
+   */
+  private async trim(workflowId: string, conversationId: string, last: number, keep: number): Promise<void> {
+    const counter = await this.counters.findOne({ _id: counterKey(workflowId, conversationId) }, { projection: { lastSeq: 1 } });
+    const newest = Math.max(last, counter?.lastSeq ?? last);
+    await this.memories.deleteMany({ workflowId, conversationId, seq: { $lte: newest - keep } });
   }
 
   /** The last of `n` new consecutive seqs of the conversation. */

@@ -1,8 +1,31 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import { clampLimit, iso } from '../shared.js';
 import type { FireOutcome, ScheduleEntry, ScheduleFire, ScheduleRepo } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
 import type { HeartbeatDoc, ScheduleDoc, ScheduleFireDoc } from './collections.js';
+
+/** What purgeFires knows of one schedule's fires. */
+export interface PurgeScope {
+  workflowId: string;
+  triggerId: string;
+  cutoff: string;
+  /** the due time of its newest fire (any outcome) */
+  newestDueAt: string;
+  /** the due time of its newest fire with an execution, or null */
+  lastRunDueAt: string | null;
+}
+
+/**
+ * The fires of one schedule that purgeFires drops, as SQLite's purge does: due before the cutoff,
+ * not claimed, not the newest fire, and not the newest fire with an execution (GET /schedules
+ * shows both, overlap reads the second). Skipped fires after the last run go too.
+ */
+export function purgeFilter(p: PurgeScope): Filter<ScheduleFireDoc> {
+  const before = p.newestDueAt < p.cutoff ? p.newestDueAt : p.cutoff;
+  const notTheLastRun: Filter<ScheduleFireDoc>[] = [{ executionId: null }];
+  if (p.lastRunDueAt !== null) notTheLastRun.push({ dueAt: { $lt: p.lastRunDueAt } });
+  return { workflowId: p.workflowId, triggerId: p.triggerId, outcome: { $ne: 'claimed' }, dueAt: { $lt: before }, $or: notTheLastRun };
+}
 
 function key(...parts: string[]): string {
   return JSON.stringify(parts);
@@ -73,14 +96,17 @@ export class MongoSchedules implements ScheduleRepo {
       outcome: fire.outcome,
       firedAt: iso(fire.firedAt),
     };
+    let won = true;
     try {
       await this.fires.insertOne(doc);
     } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
+      if (!isDuplicateKey(err)) throw err;
+      won = false;
     }
+    // the loser advances lastDueAt too: SQLite moves it with the claim in one transaction, here the
+    // winner may be between its two writes, or have died there and left the due time behind
     await this.pass(fire.workflowId, fire.triggerId, dueAt);
-    return true;
+    return won;
   }
 
   async pass(workflowId: string, triggerId: string, dueAt: string): Promise<void> {
@@ -97,7 +123,7 @@ export class MongoSchedules implements ScheduleRepo {
   }
 
   async listClaimed(firedBefore: string, limit: number): Promise<ScheduleFire[]> {
-    const docs = await this.fires.find({ outcome: 'claimed', firedAt: { $lte: iso(firedBefore) } }).sort({ firedAt: 1, _id: 1 }).limit(clampLimit(limit)).toArray();
+    const docs = await this.fires.find({ outcome: 'claimed', firedAt: { $lte: iso(firedBefore) } }).sort({ firedAt: 1, workflowId: 1, triggerId: 1, dueAt: 1 }).limit(clampLimit(limit)).toArray();
     return docs.map(toFire);
   }
 
@@ -111,15 +137,22 @@ export class MongoSchedules implements ScheduleRepo {
     return doc ? toFire(doc) : null;
   }
 
+  /**
+   * Per schedule that has fires (deployed or not: a trigger dropped by a redeploy keeps its fires,
+   * as on SQLite), the candidates are grouped first and each group purged with one filter.
+   */
   async purgeFires(before: string): Promise<number> {
     const cutoff = iso(before);
+    const groups = this.fires.aggregate<{ _id: { workflowId: string; triggerId: string } }>([
+      { $match: { dueAt: { $lt: cutoff }, outcome: { $ne: 'claimed' } } },
+      { $group: { _id: { workflowId: '$workflowId', triggerId: '$triggerId' } } },
+    ]);
     let removed = 0;
-    for (const s of await this.schedules.find({}).toArray()) {
-      const [newest] = await this.lastFires(s.workflowId, s.triggerId, 1);
-      const run = await this.lastRun(s.workflowId, s.triggerId);
-      const keepFrom = [cutoff, newest?.dueAt, run?.dueAt].filter((x): x is string => x !== undefined).sort()[0] ?? cutoff;
-      const res = await this.fires.deleteMany({ workflowId: s.workflowId, triggerId: s.triggerId, dueAt: { $lt: keepFrom }, outcome: { $ne: 'claimed' } });
-      removed += res.deletedCount;
+    for await (const { _id: { workflowId, triggerId } } of groups) {
+      const [newest] = await this.lastFires(workflowId, triggerId, 1);
+      if (newest === undefined) continue;
+      const run = await this.lastRun(workflowId, triggerId);
+      removed += (await this.fires.deleteMany(purgeFilter({ workflowId, triggerId, cutoff, newestDueAt: newest.dueAt, lastRunDueAt: run?.dueAt ?? null }))).deletedCount;
     }
     return removed;
   }

@@ -1,14 +1,17 @@
 /**
- * Webhook routes, events and delivery ids on MongoDB. Accept claims the delivery id first and
- * writes the event second, so a duplicate never exists even for a moment (a sweep could start
- * it). A crash between the two leaves a claim pointing at no event: the provider's retry takes
- * that claim over, so nothing accepted is lost and nothing runs twice.
+ * Webhook routes, events and delivery ids on MongoDB. Accept claims the delivery id first (its
+ * `_id` is the de-duplication key, so one accept wins across instances) and writes the event
+ * second, so a duplicate never exists even for a moment (a sweep could start it). The claim
+ * carries the whole event: an accept that finds a live claim whose event is not written yet
+ * (its accept is between the two writes, or died there) writes that event itself, under its id,
+ * and answers duplicate. Taking the claim over instead would let both events run.
  */
 import type { Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import { clampLimit, fromJson, iso, toJson } from '../shared.js';
 import type { WebhookEvent, WebhookEventStatus, WebhookRepo, WebhookRoute } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
+import { checkDocumentSize } from './errors.js';
 import type { WebhookDeliveryDoc, WebhookEventDoc, WebhookRouteDoc } from './collections.js';
 
 function toEvent(doc: WebhookEventDoc): WebhookEvent {
@@ -25,6 +28,24 @@ function toEvent(doc: WebhookEventDoc): WebhookEvent {
     announced: doc.announced === true,
   };
 }
+
+function eventDoc(event: WebhookEvent): WebhookEventDoc {
+  return {
+    _id: event.id,
+    workflowId: event.workflowId,
+    triggerId: event.triggerId,
+    version: event.version,
+    deliveryId: event.deliveryId,
+    payload: toJson(event.payload),
+    receivedAt: iso(event.receivedAt),
+    status: event.status,
+    executionId: event.executionId,
+    announced: event.announced,
+  };
+}
+
+/** An accept gives up after this many rounds of other accepts taking the same delivery id over. */
+const MAX_CLAIM_ATTEMPTS = 10;
 
 function deliveryKey(e: WebhookEvent, deliveryId: string): string {
   return JSON.stringify([e.workflowId, e.triggerId, deliveryId]);
@@ -50,15 +71,24 @@ export class MongoWebhooks implements WebhookRepo {
     const taken = await this.routes.findOne({ _id: { $in: paths }, workflowId: { $ne: workflowId } });
     if (taken) throw routeConflict(taken._id, taken.workflowId);
     // new paths first, stale ones last: a refused deploy leaves the served paths in place
-    for (const r of routes) await this.putRoute(workflowId, r);
+    const added: string[] = [];
+    try {
+      for (const r of routes) if (await this.putRoute(workflowId, r)) added.push(r.path);
+    } catch (err) {
+      // another deploy took a path since the check: take back the paths this put added, so that
+      // nothing of a refused put stays (SQLite refuses it in one transaction)
+      if (added.length > 0) await this.routes.deleteMany({ _id: { $in: added }, workflowId });
+      throw err;
+    }
     await this.routes.deleteMany({ workflowId, _id: { $nin: paths } });
   }
 
-  private async putRoute(workflowId: string, r: { path: string; triggerId: string }): Promise<void> {
+  /** true when the path was not routed before (this put added it) */
+  private async putRoute(workflowId: string, r: { path: string; triggerId: string }): Promise<boolean> {
     try {
       // inserts only when no route has this path: another workflow's is a duplicate key
-      await this.routes.updateOne({ _id: r.path, workflowId }, { $set: { triggerId: r.triggerId } }, { upsert: true });
-      return;
+      const res = await this.routes.updateOne({ _id: r.path, workflowId }, { $set: { triggerId: r.triggerId } }, { upsert: true });
+      return res.upsertedCount === 1;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
@@ -66,7 +96,7 @@ export class MongoWebhooks implements WebhookRepo {
     // the same workflow deployed twice at once: both upserts inserted, one lost the race
     if (owner?.workflowId === workflowId) {
       await this.routes.updateOne({ _id: r.path, workflowId }, { $set: { triggerId: r.triggerId } });
-      return;
+      return false;
     }
     throw routeConflict(r.path, owner?.workflowId ?? 'unknown');
   }
@@ -81,44 +111,58 @@ export class MongoWebhooks implements WebhookRepo {
   }
 
   async accept(event: WebhookEvent, dedupSince: string): Promise<{ event: WebhookEvent; duplicate: boolean }> {
-    const doc: WebhookEventDoc = {
-      _id: event.id,
-      workflowId: event.workflowId,
-      triggerId: event.triggerId,
-      version: event.version,
-      deliveryId: event.deliveryId,
-      payload: toJson(event.payload),
-      receivedAt: iso(event.receivedAt),
-      status: event.status,
-      executionId: event.executionId,
-      announced: event.announced,
-    };
-    if (event.deliveryId !== null) {
-      const earlier = await this.claimDelivery(event, event.deliveryId, iso(dedupSince));
-      if (earlier !== null) return { event: toEvent(earlier), duplicate: true };
+    const doc = eventDoc(event);
+    if (event.deliveryId === null) {
+      checkDocumentSize(doc, `webhook event ${event.id}`);
+      await this.events.insertOne(doc);
+      return { event: toEvent(doc), duplicate: false };
     }
-    await this.events.insertOne(doc);
+    const claim: WebhookDeliveryDoc & { event: WebhookEventDoc } = { _id: deliveryKey(event, event.deliveryId), workflowId: doc.workflowId, eventId: doc._id, receivedAt: doc.receivedAt, event: doc };
+    // the claim embeds the event, so it is the larger of the two documents
+    checkDocumentSize(claim, `webhook event ${event.id}`);
+    const earlier = await this.claimDelivery(claim, iso(dedupSince));
+    if (earlier !== null) return { event: toEvent(earlier), duplicate: true };
+    await this.insertClaimed(doc);
     return { event: toEvent(doc), duplicate: false };
   }
 
-  /** null when this event now owns the delivery id; else the earlier event that does */
-  private async claimDelivery(event: WebhookEvent, deliveryId: string, since: string): Promise<WebhookEventDoc | null> {
-    const key = deliveryKey(event, deliveryId);
-    const receivedAt = iso(event.receivedAt);
+  /** null when `claim` now owns its delivery id; else the earlier event that does (written by now) */
+  private async claimDelivery(claim: WebhookDeliveryDoc & { event: WebhookEventDoc }, since: string): Promise<WebhookEventDoc | null> {
+    const { _id: key, event: doc } = claim;
+    for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+      try {
+        await this.deliveries.insertOne(claim);
+        return null;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const owner = await this.deliveries.findOne({ _id: key });
+      if (owner === null) continue; // purged meanwhile: claim it afresh
+      const earlier = owner.receivedAt < since ? null : await this.eventOf(owner);
+      if (earlier !== null) return earlier;
+      // expired (or a claim of an older version whose event was never written): take it over
+      const res = await this.deliveries.updateOne({ _id: key, eventId: owner.eventId }, { $set: { eventId: doc._id, receivedAt: doc.receivedAt, event: doc } });
+      if (res.modifiedCount === 1) return null;
+      // someone else took it over first: look again
+    }
+    throw new TroupeError('STORE_ERROR', `delivery ${key} is contended; try again`, { retryable: true });
+  }
+
+  /** The event a live claim stands for, written from the claim when its own accept has not yet. */
+  private async eventOf(owner: WebhookDeliveryDoc): Promise<WebhookEventDoc | null> {
+    const found = await this.events.findOne({ _id: owner.eventId });
+    if (found !== null || owner.event === undefined) return found;
+    await this.insertClaimed(owner.event);
+    return owner.event;
+  }
+
+  /** The event of a claim, written by its accept or by a duplicate that found it missing: whoever is second finds it there. */
+  private async insertClaimed(doc: WebhookEventDoc): Promise<void> {
     try {
-      await this.deliveries.insertOne({ _id: key, workflowId: event.workflowId, eventId: event.id, receivedAt });
-      return null;
+      await this.events.insertOne(doc);
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
-    const owner = await this.deliveries.findOne({ _id: key });
-    if (owner === null) return this.claimDelivery(event, deliveryId, since); // purged meanwhile
-    const earlier = owner.receivedAt < since ? null : await this.events.findOne({ _id: owner.eventId });
-    if (earlier !== null) return earlier;
-    // expired, or its event was never written (a crash between the two writes): take it over
-    const res = await this.deliveries.updateOne({ _id: key, eventId: owner.eventId }, { $set: { eventId: event.id, receivedAt } });
-    if (res.modifiedCount === 1) return null;
-    return this.claimDelivery(event, deliveryId, since); // someone else took it over first
   }
 
   async markStarted(eventId: string): Promise<boolean> {

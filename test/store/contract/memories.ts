@@ -156,6 +156,13 @@ export function memoriesContract(ctx: ContractContext): void {
       }
     });
 
+    it('keeps only the newest `keep` entries after concurrent appends', async () => {
+      const s = ctx.store();
+      await Promise.all(Array.from({ length: 8 }, (_, i) => s.memories.append('wf', 'c1', [msg(`q${i}`), msg(`a${i}`, 'assistant')], 3)));
+      expect(seqs(await s.memories.list('wf', 'c1'))).to.deep.equal([14, 15, 16]);
+      expect(seqs(await s.memories.listAll('wf', 100))).to.deep.equal([14, 15, 16]);
+    });
+
     it('refuses a message with an unknown role or no content, writing nothing', async () => {
       const s = ctx.store();
       const bad = [msg('ok'), { role: 'tool', content: 'x' } as unknown as Message];

@@ -76,6 +76,32 @@ export function schedulesContract(ctx: ContractContext): void {
       expect(await s.schedules.lastFires('wf', 'every', 5)).to.deep.equal([]);
     });
 
+    it('purges skipped fires after the last run, and the fires of a trigger no longer scheduled', async () => {
+      const s = ctx.store();
+      const at = (min: number): string => new Date(Date.parse(T0) + min * 60_000).toISOString();
+      await s.schedules.put('wf', [{ triggerId: 'every', version: 1, spec: 'c|UTC' }], T0);
+      await s.schedules.claim(fire(at(0), 'started'));
+      for (let m = 1; m <= 5; m++) await s.schedules.claim(fire(at(m), 'skipped'));
+      // 'gone' was dropped by a redeploy: its fires stay, purged like any schedule's
+      await s.schedules.claim(fire(at(0), 'claimed', at(0), 'gone'));
+      for (let m = 1; m <= 3; m++) await s.schedules.claim(fire(at(m), 'started', at(m), 'gone'));
+      await s.schedules.claim(fire(at(4), 'skipped', at(4), 'gone'));
+      await s.schedules.put('wf', [{ triggerId: 'every', version: 2, spec: 'c|UTC' }], T0);
+      expect(await s.schedules.purgeFires(at(8))).to.equal(4 + 2);
+      expect((await s.schedules.lastFires('wf', 'every', 10)).map((f) => f.dueAt)).to.deep.equal([at(5), at(0)]);
+      expect((await s.schedules.lastFires('wf', 'gone', 10)).map((f) => f.dueAt), 'newest, last run and the claimed one stay').to.deep.equal([at(4), at(3), at(0)]);
+      expect(await s.schedules.purgeFires(at(8)), 'nothing more').to.equal(0);
+    });
+
+    it('lets one of several concurrent claims of a due time win, and all of them advance the last due time', async () => {
+      const s = ctx.store();
+      await s.schedules.put('wf', [{ triggerId: 'every', version: 1, spec: 'c|UTC' }], T0);
+      const won = await Promise.all(Array.from({ length: 6 }, (_, i) => s.schedules.claim({ ...fire(T1), executionId: `x${i}` })));
+      expect(won.filter(Boolean)).to.have.length(1);
+      expect((await s.schedules.lastFires('wf', 'every', 10)).map((f) => f.executionId)).to.deep.equal([`x${won.indexOf(true)}`]);
+      expect((await s.schedules.listByWorkflow('wf'))[0]?.lastDueAt).to.equal(T1);
+    });
+
     it('finds the last run, purges old fires but the newest and the last run, keeps a heartbeat that only moves forward', async () => {
       const s = ctx.store();
       await s.schedules.put('wf', [{ triggerId: 'every', version: 1, spec: 'c|UTC' }], T0);

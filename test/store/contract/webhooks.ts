@@ -57,6 +57,19 @@ export function webhooksContract(ctx: ContractContext): void {
       expect((await s.webhooks.get('e5'))?.payload).to.deep.equal({ body: { n: 'e5' }, headers: { 'x-a': '1' }, query: {}, method: 'POST' });
     });
 
+    it('accepts one of several concurrent deliveries with the same id; the others get that event as duplicates', async () => {
+      const s = ctx.store();
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => s.webhooks.accept(event(`c${i}`, `2024-03-01T10:00:0${i}.000Z`, 'same'), DAY_AGO)));
+      const accepted = results.filter((r) => !r.duplicate);
+      expect(accepted).to.have.length(1);
+      const winner = accepted[0]?.event.id as string;
+      expect(results.map((r) => r.event.id)).to.deep.equal(results.map(() => winner));
+      expect((await s.webhooks.get(winner))?.status).to.equal('pending');
+      const stored = await Promise.all(results.map((_, i) => s.webhooks.get(`c${i}`)));
+      expect(stored.filter((e) => e !== null).map((e) => e?.id), 'only the winner is stored').to.deep.equal([winner]);
+      expect((await s.webhooks.listPending('2024-03-02T00:00:00.000Z', 10)).map((e) => e.id)).to.deep.equal([winner]);
+    });
+
     it('marks a pending event started once, lists pending oldest first, purges old started ones', async () => {
       const s = ctx.store();
       await s.webhooks.accept(event('e2', '2024-03-01T10:00:02.000Z'), DAY_AGO);

@@ -67,15 +67,20 @@ export const MAX_STDOUT_CHARS = 1024 * 1024;
 export const MAX_PENDING_TIMERS = 1000;
 
 const RUNNER_TAIL = String.raw`
-const stringify = JSON.stringify, parse = JSON.parse, defineProperty = Object.defineProperty;
+const stringify = JSON.stringify, parse = JSON.parse, defineProperty = Object.defineProperty, ErrorType = Error;
 // taken before user code runs: code that replaces Promise.prototype.then must not decide what
 // the call answers (a forged limit error, or a result that is not the runner's envelope)
 const promiseThen = Promise.prototype.then;
 const lines = [];
 let stdoutChars = 0;
+// an error's own properties are not enumerable, so as JSON it would print {}: print it as Node's
+// first line does, the way code in a catch block means it
 const format = (value) => {
   if (typeof value === 'string') return value;
-  try { const text = stringify(value); return text === undefined ? String(value) : text; }
+  try {
+    if (value instanceof ErrorType) return String(value.name) + ': ' + String(value.message);
+    const text = stringify(value); return text === undefined ? String(value) : text;
+  }
   catch { try { return String(value); } catch { return '[unprintable]'; } }
 };
 const log = (...args) => {

@@ -82,6 +82,12 @@ describe('sandbox/isolated', function () {
       expect(out.stdout).to.equal('hello 1 {"a":[1,2]}\ncareful\nnull');
     });
 
+    it('logs an error as its name and message (as JSON it printed {})', async () => {
+      const code = 'try { null.x; } catch (err) { console.log("failed:", err); }\nconsole.log(new RangeError("too far"));\nreturn 1;';
+      const out = await sandbox.runFunction(code, {}, limits);
+      expect(out.stdout).to.equal("failed: TypeError: Cannot read properties of null (reading 'x')\nRangeError: too far");
+    });
+
     it('binds values as data, never as code (hostile strings stay strings)', async () => {
       const hostile = '"); globalThis.pwned = true; ("';
       const out = await sandbox.runFunction('return [text, typeof pwned];', { text: hostile }, limits);

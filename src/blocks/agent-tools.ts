@@ -13,7 +13,13 @@ import type { BlockRunContext } from './types.js';
 export const toolSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name is 1-64 letters, digits, _ or -'),
   description: z.string().optional(),
-  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+  // both providers refuse a tool whose parameters are not an object schema; authors often leave
+  // out the "type": "object" around their properties, as the response format allows
+  parameters: z
+    .record(z.string(), z.unknown())
+    .default({ properties: {} })
+    .refine((p) => p['type'] === undefined || p['type'] === 'object', { message: 'tool parameters describe an object ("type": "object")', path: ['type'] })
+    .transform((p) => ({ type: 'object', ...p })),
   code: z.string().optional(),
 });
 

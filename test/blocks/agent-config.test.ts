@@ -45,6 +45,7 @@ describe('blocks/agent and blocks/memory config', () => {
 
   it('agent: checks tools, the response format, memory and the numbers', () => {
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'bad name!' }] }))).to.deep.equal(['/tools/0/name']);
+    expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 't', parameters: { type: 'array' } }] }))).to.deep.equal(['/tools/0/parameters/type']);
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', responseFormat: { type: 'array' } }))).to.deep.equal(['/responseFormat/type']);
     expect(agent.validateConfig({ model: 'm', prompt: 'p', responseFormat: { name: 'out', schema: { properties: { a: { type: 'string' } } } } })).to.deep.equal([]);
     expect(agent.validateConfig({ model: 'm', prompt: 'p', memory: true })).to.deep.equal([]);

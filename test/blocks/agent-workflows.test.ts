@@ -50,6 +50,18 @@ describe('agent, memory and llm router blocks in workflows', function () {
     expect(second[second.length - 1]).to.deep.equal({ role: 'tool', tool_call_id: 'call_0', content: '42' });
   });
 
+  it('sends tool parameters as an object schema even when the author left out "type": "object"', async () => {
+    llm.script({ text: 'no call' });
+    const tools = [{ name: 'look', parameters: { properties: { q: { type: 'string' } } } }, { name: 'ping' }];
+    const doc = wf([['start', 'starter'], ['ask', 'agent', agent({ userPrompt: 'hi', tools })]], [['start', 'ask']]);
+    await runWorkflow(rt.engine, doc);
+    const sent = llm.requests[0]!.body['tools'] as Array<{ function: { parameters: unknown } }>;
+    expect(sent.map((t) => t.function.parameters)).to.deep.equal([
+      { type: 'object', properties: { q: { type: 'string' } } },
+      { type: 'object', properties: {} },
+    ]);
+  });
+
   it('returns the calls of tools without code for the workflow to act on', async () => {
     llm.script({ toolCalls: [{ name: 'refund', arguments: { order: 'A1' } }] });
     const doc = wf([['start', 'starter'], ['act', 'agent', agent({ userPrompt: 'help', tools: [{ name: 'refund' }] })]], [['start', 'act']]);

@@ -29,11 +29,13 @@ export function idsOf(list: unknown, key = 'id'): (string | undefined)[] {
 }
 
 /**
- * An expression (condition branch, while/doWhile condition): it is run as `return (expression)`
- * with trailing whitespace and `;` cut, so a blank one (or only `;`) is a syntax error at every
- * run and is refused when the workflow is saved.
+ * An expression (condition branch, while/doWhile condition, rules-router value): it is run as
+ * `return (expression)` with trailing whitespace and `;` cut, so a blank one (or only `;`) is a
+ * syntax error at every run and is refused when the workflow is saved.
  */
-export const expressionSchema = z.string().refine((text) => /[^\s;]/.test(text), 'an expression is required');
+export const expressionText = (message: string) => z.string().refine((text) => /[^\s;]/.test(text), message);
+
+export const expressionSchema = expressionText('an expression is required');
 
 /** Adds an issue for every id that repeats one before it or uses a reserved handle name. */
 export function checkHandleIds(

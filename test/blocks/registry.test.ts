@@ -181,4 +181,41 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
       '/blocks/2/config/condition: an expression is required',
     ]);
   });
+
+  it('reports a router\'s duplicate route ids and unknown default beside a wrong type (they were hidden)', () => {
+    const routes = [{ id: 'a', equals: 1 }, { id: 'a', equals: 2 }];
+    const doc = docWith([
+      { id: 'r1', type: 'router', name: 'R1', config: { value: 5, routes, default: 'zz' } },
+      { id: 'r2', type: 'router', name: 'R2', config: { value: 'x', routes: [{ id: 'b' }, ...routes], default: 'zz' } },
+      { id: 'r3', type: 'router', name: 'R3', config: { mode: 'llm', prompt: 'p', model: 'm', temperature: 'hot', routes: [{ id: 'a', description: 5 }, { id: 'a', description: 'y' }], default: 'q' } },
+      { id: 'r4', type: 'router', name: 'R4', config: { value: 'x', routes: 'none', default: 'a' } },
+    ]);
+    expect(issuesOf(doc)).to.have.members([
+      '/blocks/1/config/value: Invalid input: expected string, received number',
+      '/blocks/1/config/routes/1/id: duplicate id "a"',
+      '/blocks/1/config/default: default names no route: "zz"',
+      '/blocks/2/config/routes/0/equals: a route needs "equals": the value it matches (null matches a missing value; "default" names the route taken when none matches)',
+      '/blocks/2/config/routes/2/id: duplicate id "a"',
+      '/blocks/2/config/default: default names no route: "zz"',
+      '/blocks/3/config/temperature: Invalid input: expected number, received NaN',
+      '/blocks/3/config/routes/0/description: Invalid input: expected string, received number',
+      '/blocks/3/config/routes/1/id: duplicate id "a"',
+      '/blocks/3/config/default: default names no route: "q"',
+      // no list, no ids: nothing to hold the default against
+      '/blocks/4/config/routes: Invalid input: expected array, received string',
+    ]);
+  });
+
+  it('refuses a blank rules-router value: it could only be a syntax error at every run', () => {
+    const routes = [{ id: 'a', equals: null }];
+    const doc = docWith([
+      { id: 'r1', type: 'router', name: 'R1', config: { value: ' \n ', routes } },
+      { id: 'r2', type: 'router', name: 'R2', config: { value: ';', routes } },
+      { id: 'r3', type: 'router', name: 'R3', config: { value: '<start.tier>', routes } },
+    ]);
+    expect(issuesOf(doc)).to.deep.equal([
+      '/blocks/1/config/value: a value (expression or reference) is required',
+      '/blocks/2/config/value: a value (expression or reference) is required',
+    ]);
+  });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TroupeError, toTroupeError } from '../errors.js';
 import type { ModelAnswer, ModelPort, ModelRequest, ToolCall, ToolSpec } from '../providers/types.js';
-import { isPlainObject } from './schemas.js';
+import { EVERY_ISSUE, idsOf, isPlainObject } from './schemas.js';
 import type { BlockRunContext } from './types.js';
 
 /**
@@ -28,13 +28,17 @@ export type AgentTool = z.infer<typeof toolSchema>;
 export const toolsSchema = z
   .array(toolSchema)
   .default([])
-  .superRefine((tools, ctx) => {
-    const seen = new Set<string>();
-    tools.forEach((t, i) => {
-      if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate tool name "${t.name}"` });
-      seen.add(t.name);
-    });
+  .superRefine(uniqueNames, EVERY_ISSUE);
+
+/** Runs when a tool has a field of the wrong type too (it hid duplicates): reads names as they came. */
+function uniqueNames(tools: unknown, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  idsOf(tools, 'name').forEach((name, i) => {
+    if (name === undefined) return;
+    if (seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate tool name "${name}"` });
+    seen.add(name);
   });
+}
 
 /** One call the model made, as the block's `toolCalls` output shows it. */
 export interface ToolCallRecord extends ToolCall {

@@ -4,7 +4,8 @@ import type { ModelRequest, ModelTurn } from '../providers/types.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
 import { converse, toolsSchema } from './agent-tools.js';
 import { baseRequest, modelSettingsShape, modelsOf, promptText, unsetWhenNull } from './model-settings.js';
-import { structuredFields, responseFormatSchema } from './structured-output.js';
+import { EVERY_ISSUE, idsOf } from './schemas.js';
+import { responseFormatName, responseFormatSchema, structuredFields } from './structured-output.js';
 import type { BlockRunContext, BlockType } from './types.js';
 
 /**
@@ -48,21 +49,37 @@ const agentObject = z.object({
 /**
  * `prompt`, `system` and `memories` are the other spellings of `userPrompt`, `systemPrompt` and
  * `messages` (kept as fields of their own, so a reference in either is judged where it stands).
+ * The checks across fields come before the spellings are merged: a transform does not run once
+ * a field failed its type, and these must (EVERY_ISSUE).
  */
 export const agentConfigSchema = agentObject
   .extend({ prompt: z.unknown().optional(), system: z.unknown().optional(), memories: z.array(messageSchema).optional() })
+  .superRefine(checkAcrossFields, EVERY_ISSUE)
   .transform(({ prompt, system, memories, ...config }) => ({
     ...config,
     userPrompt: config.userPrompt ?? prompt,
     systemPrompt: config.systemPrompt ?? system,
     messages: config.messages.length > 0 ? config.messages : (memories ?? []),
-  }))
-  .refine((c) => c.userPrompt !== undefined || c.messages.length > 0, { message: 'an agent needs a userPrompt (or messages)', path: ['userPrompt'] })
+  }));
+
+/** Given, in any form: an empty list is none, a value of the wrong type has its own issue. */
+const givenMessages = (value: unknown): boolean => value !== undefined && !(Array.isArray(value) && value.length === 0);
+
+/** Reads the config as it came, since it runs when another field has the wrong type too. */
+function checkAcrossFields(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  // as the spellings merge: a userPrompt that reads null gives way to prompt
+  const prompted = (config['userPrompt'] ?? config['prompt']) !== undefined;
+  if (!prompted && !givenMessages(config['messages']) && !givenMessages(config['memories'])) {
+    ctx.addIssue({ code: 'custom', path: ['userPrompt'], message: 'an agent needs a userPrompt (or messages)' });
+  }
   // Anthropic is asked for structured output through a tool of that name
-  .refine((c) => c.responseFormat === undefined || !c.tools.some((t) => t.name === c.responseFormat?.name), {
-    message: 'a tool may not have the response format\'s name',
-    path: ['tools'],
+  const formatName = responseFormatName(config['responseFormat']);
+  idsOf(config['tools'], 'name').forEach((name, i) => {
+    if (formatName !== undefined && name === formatName) {
+      ctx.addIssue({ code: 'custom', path: ['tools', i, 'name'], message: `a tool may not have the response format's name ("${name}")` });
+    }
   });
+}
 
 export type AgentConfig = z.output<typeof agentObject>;
 

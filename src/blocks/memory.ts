@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
 import { promptText, unsetWhenNull } from './model-settings.js';
-import { isPlainObject } from './schemas.js';
+import { EVERY_ISSUE, isPlainObject } from './schemas.js';
 import type { BlockType, MemoryItem } from './types.js';
 
 /**
@@ -22,7 +22,14 @@ const memoryObject = z
     content: z.unknown().optional(),
     limit: unsetWhenNull(z.coerce.number().int().min(1).max(GET_ALL_LIMIT).optional()),
   })
-  .refine((c) => c.operation !== 'add' || c.content !== undefined, { message: 'add needs the content to remember', path: ['content'] });
+  .superRefine(needsContent, EVERY_ISSUE);
+
+/** Runs beside a wrong type elsewhere (a bad `limit` hid it): reads the config as it came. */
+function needsContent(config: { operation?: unknown; content?: unknown }, ctx: z.RefinementCtx): void {
+  if (config.operation === 'add' && config.content === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['content'], message: 'add needs the content to remember' });
+  }
+}
 
 /** `id` is accepted for `conversationId` (the output names it so). */
 function acceptIdSpelling(config: unknown): unknown {

@@ -18,9 +18,11 @@ export const handleIdSchema = z
  * Params for a refinement that must run even when a field of its object failed its type: zod
  * skips an object's refinements once one did, so a config with one wrong type hid its duplicate
  * ids or missing fields until that was fixed, and SPEC §1 wants every issue at once. Such a
- * refinement sees the raw value of a broken field and must read the config defensively.
+ * refinement sees the raw value of a broken field and must read the config defensively. It is
+ * skipped when the value is no object or list at all: there are no fields to read then, and its
+ * own type issue says everything.
  */
-export const EVERY_ISSUE = { when: (): boolean => true };
+export const EVERY_ISSUE = { when: (payload: { value: unknown }): boolean => typeof payload.value === 'object' && payload.value !== null };
 
 /** The string `id` of each element of a list (undefined where there is none), by position. */
 export function idsOf(list: unknown, key = 'id'): (string | undefined)[] {

@@ -25,13 +25,27 @@ export const responseFormatSchema = z.preprocess(parsedText, z
   .transform((value, ctx) => {
     const wrapped = isPlainObject(value['schema']);
     const schema = (wrapped ? value['schema'] : value) as Record<string, unknown>;
-    const name = wrapped && typeof value['name'] === 'string' ? value['name'] : 'response';
+    const name = nameOf(value);
     if (!NAME.test(name)) ctx.addIssue({ code: 'custom', path: ['name'], message: 'a response format name is 1-64 letters, digits, _ or -' });
     if (schema['type'] !== undefined && schema['type'] !== 'object') {
       ctx.addIssue({ code: 'custom', path: wrapped ? ['schema', 'type'] : ['type'], message: 'a response format describes an object ("type": "object")' });
     }
     return { name, schema: { type: 'object', ...schema } };
   }));
+
+/** `{ name, schema }` names itself; a bare schema is "response". */
+function nameOf(format: Record<string, unknown>): string {
+  return isPlainObject(format['schema']) && typeof format['name'] === 'string' ? format['name'] : 'response';
+}
+
+/**
+ * The name of a response format as written (object or JSON text), or undefined when it is no
+ * format: for checks that run on a config whose other fields may have failed their type.
+ */
+export function responseFormatName(raw: unknown): string | undefined {
+  const value = parsedText(raw);
+  return isPlainObject(value) ? nameOf(value) : undefined;
+}
 
 /** Models often wrap JSON in a Markdown fence even when asked not to. */
 export function unfenced(content: string): string {

@@ -40,7 +40,32 @@ describe('blocks/agent and blocks/memory config', () => {
 
   it('agent: a tool may not take the response format\'s name', () => {
     const issues = agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'response' }], responseFormat: { properties: {} } });
-    expect(paths(issues)).to.deep.equal(['/tools']);
+    expect(paths(issues)).to.deep.equal(['/tools/0/name']);
+    const named = agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'a' }, { name: 'out' }], responseFormat: '{"name":"out","schema":{}}' });
+    expect(paths(named)).to.deep.equal(['/tools/1/name']);
+  });
+
+  it('agent: checks across fields run beside a field of the wrong type (they were hidden until it was fixed)', () => {
+    const all = (config: Record<string, unknown>): string[] => agent.validateConfig(config).map((i) => `${i.path}: ${i.message}`);
+    expect(all({ model: 'm', temperature: 'hot' })).to.deep.equal([
+      '/temperature: Invalid input: expected number, received NaN',
+      '/userPrompt: an agent needs a userPrompt (or messages)',
+    ]);
+    expect(all({ model: 5, prompt: 'p', tools: [{ name: 'a' }, { name: 'a', description: 5 }] })).to.have.members([
+      '/model: Invalid input: expected string, received number',
+      '/tools/1/description: Invalid input: expected string, received number',
+      '/tools/1/name: duplicate tool name "a"',
+    ]);
+    expect(all({ model: 'm', prompt: 'p', stream: 'yes', tools: [{ name: 'out', code: 5 }], responseFormat: { name: 'out', schema: {} } })).to.have.members([
+      '/stream: Invalid input: expected boolean, received string',
+      '/tools/0/code: Invalid input: expected string, received number',
+      '/tools/0/name: a tool may not have the response format\'s name ("out")',
+    ]);
+    // a list of the wrong type is its own issue, not also a missing prompt
+    expect(paths(agent.validateConfig({ model: 'm', messages: 'hi' }))).to.deep.equal(['/messages']);
+    expect(paths(agent.validateConfig({ model: 'm', messages: [], tools: 5 }))).to.deep.equal(['/tools', '/userPrompt']);
+    // no object at all: its type says everything, and nothing reads its fields
+    expect(paths(agent.validateConfig(null))).to.deep.equal(['']);
   });
 
   it('agent: checks tools, the response format, memory and the numbers', () => {
@@ -62,6 +87,10 @@ describe('blocks/agent and blocks/memory config', () => {
     expect(memory.validateConfig({ operation: 'delete', id: 'abc' })).to.deep.equal([]);
     expect(paths(memory.validateConfig({ operation: 'add', conversationId: 'c' }))).to.deep.equal(['/content']);
     expect(paths(memory.validateConfig({ operation: 'forget' }))).to.deep.equal(['/operation']);
+    // a bad limit hid the missing content; a limit known only at run time no longer shows it
+    expect(paths(memory.validateConfig({ operation: 'add', limit: 'x' }))).to.deep.equal(['/limit', '/content']);
+    expect(paths(memory.validateConfig({ operation: 'add', limit: '<start.limit>' }))).to.deep.equal(['/content']);
+    expect(paths(memory.validateConfig(null))).to.deep.equal(['']);
     expect(memory.handles({ operation: 'get' })).to.deep.equal(['success', 'error']);
   });
 });

@@ -150,6 +150,10 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
       '/blocks/4/config/branches/1/expression: Invalid input: expected string, received number',
       '/blocks/4/config/branches/2/id: duplicate id "b"',
     ]);
+    // nothing reads the fields of a config that is no object (validateConfig is called directly)
+    for (const type of ['condition', 'loop', 'parallel', 'starter', 'router', 'memory', 'agent']) {
+      expect(registry[type]!.validateConfig(null).map((i) => i.path), type).to.deep.equal(['']);
+    }
     const starter = { id: 's', type: 'starter', name: 'Start', config: { inputFormat: [{ name: 'a', type: 'number', default: 'x' }, { name: 'a', required: 'yes' }, 3] } };
     expect(issuesOf({ name: 'x', blocks: [starter] })).to.have.members([
       '/blocks/0/config/inputFormat/0/default: the default must be a number',

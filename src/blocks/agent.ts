@@ -3,8 +3,8 @@ import { TroupeError } from '../errors.js';
 import type { ModelRequest, ModelTurn } from '../providers/types.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
 import { converse, toolsSchema } from './agent-tools.js';
-import { baseRequest, modelSettingsShape, modelsOf, promptText, unsetWhenNull } from './model-settings.js';
-import { EVERY_ISSUE, idsOf } from './schemas.js';
+import { baseRequest, modelSettingsShape, modelsOf, promptText } from './model-settings.js';
+import { EVERY_ISSUE, idsOf, unsetWhenNull } from './schemas.js';
 import { responseFormatName, responseFormatSchema, structuredFields } from './structured-output.js';
 import type { BlockRunContext, BlockType } from './types.js';
 

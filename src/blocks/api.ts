@@ -4,7 +4,7 @@ import { TroupeError } from '../errors.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
 import { MAX_TIMER_MS } from '../model/schema.js';
 import type { AttemptInfo, OutboundRequest, OutboundResult } from '../outbound/types.js';
-import { checkLiteralHeaders } from './schemas.js';
+import { checkLiteralHeaders, unsetWhenNull } from './schemas.js';
 import type { BlockResult, BlockRunContext, BlockType } from './types.js';
 
 /**
@@ -58,17 +58,21 @@ export const apiConfigSchema = z.object({
     const problem = literalUrlProblem(url);
     if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
   }),
+  // url, method and pathParams say where the request goes: null there fails, never guessed
   method: z.preprocess(upper, z.enum(METHODS).default('GET')),
   pathParams: pairsSchema,
-  params: pairsSchema,
-  headers: headersSchema,
+  // a list whose reference reads null is none, as a row whose value reads null is left out
+  params: unsetWhenNull(pairsSchema),
+  headers: unsetWhenNull(headersSchema),
   body: z.unknown().optional(),
-  // delays at most the longest a timer takes (MAX_TIMER_MS): a longer one would fire at once
-  timeoutMs: int(1, MAX_TIMER_MS).default(30_000),
-  retries: int(0, 10).default(3),
-  retryBaseMs: int(0, MAX_TIMER_MS).default(500),
-  retryMaxMs: int(0, MAX_TIMER_MS).default(30_000),
-  maxResponseBytes: int(1).default(10 * 1024 * 1024),
+  // A setting whose reference reads null keeps its default: coerced, null was 0 retries (or
+  // backoff) without a word, and a timeout or size cap of 0, refused.
+  // Delays at most the longest a timer takes (MAX_TIMER_MS): a longer one would fire at once.
+  timeoutMs: unsetWhenNull(int(1, MAX_TIMER_MS).default(30_000)),
+  retries: unsetWhenNull(int(0, 10).default(3)),
+  retryBaseMs: unsetWhenNull(int(0, MAX_TIMER_MS).default(500)),
+  retryMaxMs: unsetWhenNull(int(0, MAX_TIMER_MS).default(30_000)),
+  maxResponseBytes: unsetWhenNull(int(1).default(10 * 1024 * 1024)),
 });
 
 export type ApiConfig = z.output<typeof apiConfigSchema>;

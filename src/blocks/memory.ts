@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
-import { promptText, unsetWhenNull } from './model-settings.js';
-import { EVERY_ISSUE, isPlainObject } from './schemas.js';
+import { promptText } from './model-settings.js';
+import { EVERY_ISSUE, isPlainObject, unsetWhenNull } from './schemas.js';
 import type { BlockType, MemoryItem } from './types.js';
 
 /**

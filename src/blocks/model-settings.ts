@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { TroupeError } from '../errors.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
 import type { ModelPort, ModelRequest, ProviderName } from '../providers/types.js';
+import { unsetWhenNull } from './schemas.js';
 import type { BlockRunContext } from './types.js';
 
 /**
@@ -10,16 +11,6 @@ import type { BlockRunContext } from './types.js';
  * `baseUrl` points an OpenAI-compatible setting at another server (Ollama, vLLM, a gateway).
  * The key is usually a secret: `"apiKey": "{{OPENAI_API_KEY}}"`.
  */
-
-/**
- * A setting given as a reference that reads `null` (SPEC §1.2: a missing field) is left unset,
- * so its default holds. Number coercion would otherwise turn null into 0: a temperature of 0
- * sent without a word, or a window or limit of 0 refused. For settings, not for where a call
- * goes (a base URL or key that reads null stays an error).
- */
-export function unsetWhenNull<T extends z.ZodType>(schema: T): z.ZodPreprocess<T> {
-  return z.preprocess((value) => (value === null ? undefined : value), schema);
-}
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** Judged once its references are filled in: at save a URL made of them is taken as it is. */

@@ -39,6 +39,17 @@ export const expressionText = (message: string) => z.string().refine((text) => /
 
 export const expressionSchema = expressionText('an expression is required');
 
+/**
+ * A setting given as a reference that reads `null` (SPEC §1.2: a missing field) is left unset,
+ * so its default holds. Number coercion would otherwise turn null into 0: a temperature of 0 or
+ * an API block's 0 retries without a word, or a window, limit or timeout of 0 refused. For
+ * settings, not for where a request goes (a URL, method, base URL or key that reads null stays
+ * an error).
+ */
+export function unsetWhenNull<T extends z.ZodType>(schema: T): z.ZodPreprocess<T> {
+  return z.preprocess((value) => (value === null ? undefined : value), schema);
+}
+
 /** Adds an issue for every id that repeats one before it or uses a reserved handle name. */
 export function checkHandleIds(
   ids: readonly (string | undefined)[],

@@ -222,6 +222,28 @@ forEachBus('API block in workflows', (getBus) => {
     expect(server.requestsTo('/pay')[4]?.headers['idempotency-key']).to.equal(idempotencyKeyOf(`${third.id}|root/l/0|p`));
   });
 
+  it('leaves a setting whose reference reads null unset, its default holding; a null url or method fails the block', async () => {
+    const engine = engineWith(getBus(), store);
+    const doc = (config: Record<string, unknown>) => ({
+      name: 'nulls', blocks: [{ id: 'start', type: 'starter', name: 'Start', config: {} }, { id: 'g', type: 'api', name: 'Get', config }],
+      connections: [{ from: 'start', to: 'g' }],
+    });
+    const fromInput = { retries: '<start.retries>', timeoutMs: '<start.timeout>', retryMaxMs: '<start.max>', maxResponseBytes: '<start.bytes>', params: '<start.params>', headers: '<start.headers>' };
+    // "retries" reading null was 0 retries without a word, and the other numbers failed with INVALID_CONFIG
+    server.script('/defaults', [{ status: 503 }, { status: 200, body: { ok: true } }]);
+    const done = await run(engine, doc({ url: `${server.origin}/defaults`, retryBaseMs: 1, ...fromInput }), {});
+    expect(done.status, JSON.stringify(done.error)).to.equal('completed');
+    expect(done.output).to.deep.include({ status: 200, data: { ok: true } });
+    expect(server.requestsTo('/defaults').map((r) => r.url)).to.deep.equal(['/defaults', '/defaults']);
+    for (const field of ['url', 'method']) {
+      const failed = await run(engine, doc({ url: `${server.origin}/defaults`, [field]: '<start.none>' }), {});
+      expect(failed.status, field).to.equal('failed');
+      expect(failed.error).to.deep.include({ code: 'INVALID_CONFIG', blockId: 'g' });
+      expect(failed.error?.message).to.contain(`/${field}:`);
+    }
+    expect(server.requestsTo('/defaults')).to.have.length(2);
+  });
+
   it("a container's whole-block retry runs it again, every iteration from the start, up to maxAttempts", async () => {
     const engine = engineWith(getBus(), store);
     const doc = (retry: unknown) => ({

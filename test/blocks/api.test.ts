@@ -53,6 +53,17 @@ describe('api block: config', () => {
     expect(c.timeoutMs).to.equal(1500);
   });
 
+  it('leaves a setting that reads null unset, so its default holds (null was coerced to 0 or refused)', () => {
+    const nulls = { timeoutMs: null, retries: null, retryBaseMs: null, retryMaxMs: null, maxResponseBytes: null, params: null, headers: null };
+    const c = apiConfigSchema.parse({ url: 'https://x.test/', ...nulls });
+    expect(c).to.deep.include({ timeoutMs: 30_000, retries: 3, retryBaseMs: 500, retryMaxMs: 30_000, maxResponseBytes: 10 * 1024 * 1024, params: [], headers: [] });
+    // where the request goes is never guessed
+    for (const field of ['url', 'method', 'pathParams']) {
+      const parsed = apiConfigSchema.safeParse({ url: 'https://x.test/', [field]: null });
+      expect(parsed.error?.issues.map((i) => i.path.join('/')), field).to.deep.equal([field]);
+    }
+  });
+
   it('rejects a missing url, an unknown method and out-of-range numbers', () => {
     for (const bad of [{}, { url: '' }, { url: 'https://x.test', method: 'TRACE' }, { url: 'https://x.test', retries: -1 }, { url: 'https://x.test', retries: 11 }, { url: 'https://x.test', timeoutMs: 0 }]) {
       expect(apiConfigSchema.safeParse(bad).success, JSON.stringify(bad)).to.equal(false);

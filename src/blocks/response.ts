@@ -32,9 +32,13 @@ function invalid(message: string): TroupeError {
   return new TroupeError('INVALID_CONFIG', message);
 }
 
-/** The status after references resolved: a number, or a text holding one; 200 when absent. */
+/**
+ * The status after references resolved: a number, or a text holding one; 200 when absent or
+ * null. Null is a reference that read nothing (`"<start.status>"` with no status given), which
+ * the schema accepts: it used to fail the block with INVALID_CONFIG after the run did its work.
+ */
 export function responseStatus(status: unknown): number {
-  if (status === undefined) return 200;
+  if (status === undefined || status === null) return 200;
   const n = statusOf(status);
   if (n === null) throw invalid(`response ${STATUS_RULE}, got ${JSON.stringify(status) ?? String(status)}`);
   return n;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { blockTypeRegistry } from '../../src/blocks/index.js';
-import { responseBlock, responseConfigSchema, type ResponseConfig } from '../../src/blocks/response.js';
+import { responseBlock, responseConfigSchema, responseStatus, type ResponseConfig } from '../../src/blocks/response.js';
 import { TroupeError } from '../../src/errors.js';
 import { makeContext } from './context.js';
 
@@ -32,11 +32,14 @@ describe('blocks/response', () => {
     expect(result.output.headers).to.deep.equal({ 'Retry-After': '30', 'X-Meta': '{"a":1}' });
   });
 
+  it('answers 200 for a status that reads null (a reference to a missing field): it failed with INVALID_CONFIG', async () => {
+    expect((await run({ status: null, data: 'ok' })).output).to.deep.equal({ status: 200, headers: {}, data: 'ok' });
+  });
+
   it('refuses a status outside 200-599 or not a number after resolution', async () => {
-    for (const status of [null]) {
-      const err = await failure({ status });
-      expect(err.code).to.equal('INVALID_CONFIG');
-      expect(err.message).to.match(/status must be an integer from 200 to 599/);
+    // what the schema lets through is a status or null; responseStatus still guards its input
+    for (const status of [false, 0, 700, { code: 201 }]) {
+      expect(() => responseStatus(status), JSON.stringify(status)).to.throw(TroupeError, /status must be an integer from 200 to 599/);
     }
     // text that is no status is refused by the schema itself: when the workflow is saved, or
     // (through the runtime's parse, INVALID_CONFIG) when a reference resolved to it

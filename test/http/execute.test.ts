@@ -37,6 +37,16 @@ describe('http: execute', () => {
       expect(res.headers['x-execution-id']).to.be.a('string');
     });
 
+    it('answers 200 when the status is a reference that reads null (it failed the run with INVALID_CONFIG)', async () => {
+      const wf = echoWorkflow('nullstatus');
+      (wf['blocks'] as { config: Record<string, unknown> }[])[1]!.config['status'] = '<start.status>';
+      const { key } = await deployed(h, wf);
+      const res = await exec(h, 'nullstatus').set('X-API-Key', key).send({ city: 'Lyon' });
+      expect([res.status, res.body]).to.deep.equal([200, { city: 'Lyon', v: 1 }]);
+      const given = await exec(h, 'nullstatus').set('X-API-Key', key).send({ city: 'Oslo', status: 202 });
+      expect(given.status).to.equal(202);
+    });
+
     it('a response block cannot set the ids that tie the answer to the records', async () => {
       const wf = echoWorkflow('spoof');
       (wf['blocks'] as { config: Record<string, unknown> }[])[1]!.config['headers'] = { 'X-Request-Id': 'forged', 'X-Execution-Id': 'forged', 'X-Ok': 'kept' };

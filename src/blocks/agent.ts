@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
+import { isWholePlaceholder, parseReference } from '../model/ref-parse.js';
 import type { ModelRequest, ModelTurn } from '../providers/types.js';
 import { MEMORY_KEEP, conversationIdSchema, conversationOf, memoryOf } from './agent-memory.js';
 import { converse, toolsSchema } from './agent-tools.js';
@@ -14,6 +15,18 @@ import type { BlockRunContext, BlockType } from './types.js';
  * show); tools may be called in rounds; with `memory` the conversation is kept in the store.
  */
 const messageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.unknown() });
+
+/**
+ * Turns given as one reference (`"messages": "<mem.memories>"`, docs/agents.md) are a list only
+ * once the run reads it. When the workflow is saved the reference stands for the turns it will
+ * read, so the block counts as prompted; a reference is never left for judging at run time by
+ * leaving the field out, which would make the agent look unprompted. When the block runs, the
+ * config is resolved first and the list is checked as written.
+ */
+const turnsSchema = z.preprocess(
+  (value) => (typeof value === 'string' && isWholePlaceholder(value) && parseReference(value) !== null ? [{ role: 'user', content: value }] : value),
+  z.array(messageSchema),
+);
 
 /**
  * `true` is the settings' defaults and `false` (or null) no memory. Not a union of the two
@@ -38,7 +51,7 @@ const agentObject = z.object({
   ...modelSettingsShape,
   systemPrompt: z.unknown().optional(),
   userPrompt: z.unknown().optional(),
-  messages: z.array(messageSchema).default([]),
+  messages: turnsSchema.default([]),
   responseFormat: responseFormatSchema.optional(),
   tools: toolsSchema,
   maxToolRounds: unsetWhenNull(z.coerce.number().int().min(1).max(50).default(8)),
@@ -53,7 +66,7 @@ const agentObject = z.object({
  * a field failed its type, and these must (EVERY_ISSUE).
  */
 export const agentConfigSchema = agentObject
-  .extend({ prompt: z.unknown().optional(), system: z.unknown().optional(), memories: z.array(messageSchema).optional() })
+  .extend({ prompt: z.unknown().optional(), system: z.unknown().optional(), memories: turnsSchema.optional() })
   .superRefine(checkAcrossFields, EVERY_ISSUE)
   .transform(({ prompt, system, memories, ...config }) => ({
     ...config,

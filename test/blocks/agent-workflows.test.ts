@@ -105,6 +105,18 @@ describe('agent, memory and llm router blocks in workflows', function () {
     expect(llm.requests[0]!.body['messages']).to.deep.equal([{ role: 'system', content: 'short' }, { role: 'user', content: 'remember 7' }, { role: 'user', content: 'which number?' }]);
   });
 
+  it('takes its whole conversation from a memory block: `messages: "<mem.memories>"` and no prompt of its own', async () => {
+    for (const field of ['messages', 'memories']) {
+      const doc = wf(
+        [['start', 'starter'], ['mem', 'memory', { operation: 'add', conversationId: `only-${field}`, content: 'what is 6 x 7?' }], ['ask', 'agent', agent({ [field]: '<mem.memories>' })]],
+        [['start', 'mem'], ['mem', 'ask']],
+      );
+      const { result } = await runWorkflow(rt.engine, doc);
+      expect(result.status, JSON.stringify(result.error)).to.equal('completed');
+      expect(llm.requests.at(-1)!.body['messages']).to.deep.equal([{ role: 'user', content: 'what is 6 x 7?' }]);
+    }
+  });
+
   it('fails an agent call the provider refuses, or takes its error path', async () => {
     llm.script({ status: 401, errorMessage: 'invalid key' }, { status: 401, errorMessage: 'invalid key' });
     const failing = wf([['start', 'starter'], ['ask', 'agent', agent({ userPrompt: 'x' })]], [['start', 'ask']]);

@@ -26,7 +26,8 @@ const memoryObject = z
 
 /** Runs beside a wrong type elsewhere (a bad `limit` hid it): reads the config as it came. */
 function needsContent(config: { operation?: unknown; content?: unknown }, ctx: z.RefinementCtx): void {
-  if (config.operation === 'add' && config.content === undefined) {
+  // a literal "" or null would fail every run (nothing to remember); a reference is judged then
+  if (config.operation === 'add' && (config.content === undefined || config.content === null || config.content === '')) {
     ctx.addIssue({ code: 'custom', path: ['content'], message: 'add needs the content to remember' });
   }
 }

@@ -86,6 +86,10 @@ describe('blocks/agent and blocks/memory config', () => {
     expect(memory.validateConfig({ operation: 'getAll' })).to.deep.equal([]);
     expect(memory.validateConfig({ operation: 'delete', id: 'abc' })).to.deep.equal([]);
     expect(paths(memory.validateConfig({ operation: 'add', conversationId: 'c' }))).to.deep.equal(['/content']);
+    // a literal "" or null failed every run with INVALID_CONFIG; a reference is judged when it is read
+    expect(paths(memory.validateConfig({ operation: 'add', conversationId: 'c', content: '' }))).to.deep.equal(['/content']);
+    expect(paths(memory.validateConfig({ operation: 'add', conversationId: 'c', content: null }))).to.deep.equal(['/content']);
+    expect(memory.validateConfig({ operation: 'add', conversationId: 'c', content: '<start.note>' })).to.deep.equal([]);
     expect(paths(memory.validateConfig({ operation: 'forget' }))).to.deep.equal(['/operation']);
     // a bad limit hid the missing content; a limit known only at run time no longer shows it
     expect(paths(memory.validateConfig({ operation: 'add', limit: 'x' }))).to.deep.equal(['/limit', '/content']);

@@ -18,15 +18,25 @@ const FLOOR_LABELS = [
 ] as const;
 
 const f1 = (n: number): string => n.toFixed(1);
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const line = (label: string, value: string, note = ''): void => console.log(`${label.padEnd(58)} ${value.padStart(12)}  ${note}`);
 
 async function runtimeOn(kind: 'memory' | 'nats', bus: Bus, sandbox: IsolatedVmSandbox): Promise<void> {
   const engine = benchEngine(bus, sandbox);
-  const rtt = kind === 'nats' ? await measureRequestReplyP50(bus, 2000) : null;
+  // The round trip is sampled before, between and after the chains and their median taken: one
+  // sample alone swings 2x from run to run (78-196 µs here), most often low just after connecting.
+  const rtts: number[] = [];
+  const sampleRtt = async (): Promise<void> => {
+    if (kind === 'nats') rtts.push(await measureRequestReplyP50(bus, 2000));
+  };
+  await sampleRtt();
   const chain = await measureChain(engine);
+  await sampleRtt();
   const noop = await measureChain(engine, 7, 100, 'noop');
+  await sampleRtt();
+  const rtt = kind === 'nats' ? median(rtts) : null;
   console.log(`\n## runtime on the ${kind} bus`);
-  if (rtt !== null) line('NATS request/reply round trip p50 (baseline)', `${f1(rtt)} µs`);
+  if (rtt !== null) line('NATS request/reply round trip p50 (baseline)', `${f1(rtt)} µs`, `(median of ${rtts.map(f1).join(', ')})`);
   line('100-block function chain: wall per block', `${f1(chain.totalUsPerBlock)} µs`, `(sandbox ${f1(chain.sandboxUsPerBlock)} µs/block inside run())`);
   const target = kind === 'memory' ? 'target ≤ 50 µs' : `= ${f1(chain.overheadUsPerBlock / (rtt ?? 1))}× RTT, target ≤ 1.5×`;
   line('100-block function chain: orchestration overhead per block', `${f1(chain.overheadUsPerBlock)} µs`, target);

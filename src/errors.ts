@@ -15,6 +15,10 @@ export type ErrorCode =
   | 'NOT_DEPLOYED'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
+  /** request headers over Node's limit (431), refused before the app sees the request */
+  | 'HEADERS_TOO_LARGE'
+  /** a request that did not arrive within Node's request timeout (408) */
+  | 'REQUEST_TIMEOUT'
   | 'RATE_LIMITED'
   | 'OVERLOADED'
   | 'MISSING_SECRET'

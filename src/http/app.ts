@@ -42,6 +42,17 @@ function packageVersion(): string {
   }
 }
 
+/**
+ * What the log keeps of an error on a response's stream. A socket's error can be the HTTP
+ * parser's, whose `rawPacket` holds the request bytes as received, credentials included; so
+ * the log takes the error's name, code, message and stack, and nothing else it carries.
+ */
+export function streamError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const code = (err as { code?: unknown }).code;
+  return { type: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}), stack: err.stack };
+}
+
 /** The app with the services and metrics behind it (serve uses the services for recovery and the demo). */
 export function buildApp(deps: AppDeps): TroupeApp {
   const metrics = createMetrics();
@@ -87,7 +98,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     app.proxy = true;
     app.maxIpsCount = deps.config.trustProxy;
   }
-  app.on('error', (err: unknown) => deps.logger.warn({ err }, 'response stream error'));
+  app.on('error', (err: unknown) => deps.logger.warn({ err: streamError(err) }, 'response stream error'));
   app.use(requestId());
   app.use(observe(deps.logger, metrics));
   app.use(errorHandler(deps.logger));

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/load.js';
 import { TroupeError } from '../errors.js';
 import { buildApp } from '../http/app.js';
+import { answerClientErrors } from '../http/client-error.js';
 import { smtpMailer } from '../service/mailer.js';
 import { openRuntime, type Runtime } from '../main.js';
 import { storeSecretSource } from '../service/index.js';
@@ -87,6 +88,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     const recovery = await recover(runtime, logger, false, launch);
     const server = http.createServer(app.callback());
+    answerClientErrors(server, logger);
     const port = await listen(server, config);
     const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger, launch) : undefined;
     // accepted webhook events left pending (a crash, back-pressure) start from here

@@ -4,7 +4,7 @@
  * secrets from the secrets API. Requests go through `app.callback()` with supertest.
  */
 import { createModelClient } from '../../src/providers/index.js';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import request from 'supertest';
 import type { Config } from '../../config/load.js';
 import { loadConfig } from '../../config/load.js';
@@ -31,6 +31,8 @@ export interface HarnessOptions {
   mailer?: Mailer;
   /** the process's own model keys, redacted in every run (as serve's OPENAI_API_KEY...) */
   redact?: string[];
+  /** the app's logger; default silent */
+  logger?: Logger;
 }
 
 export interface Harness extends TroupeApp {
@@ -61,14 +63,14 @@ export function harnessEngine(store: Store, bus: MemoryBus, executionTimeoutMs =
   });
 }
 
-function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine: Engine, now?: () => number, mailer?: Mailer): AppDeps {
+function appDeps(config: Readonly<Config>, store: Store, bus: MemoryBus, engine: Engine, now?: () => number, mailer?: Mailer, logger?: Logger): AppDeps {
   return {
     config,
     store,
     bus,
     engine,
     registry: testRegistry,
-    logger: pino({ level: 'silent' }),
+    logger: logger ?? pino({ level: 'silent' }),
     adminToken: ADMIN,
     secretKey: SECRET_KEY,
     eventPollMs: 20,
@@ -96,7 +98,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
   const store = openSqliteStore(opts.dbPath ?? ':memory:');
   const bus = new MemoryBus();
   const engine = harnessEngine(store, bus, opts.executionTimeoutMs, opts.redact);
-  const built = buildApp(appDeps(config, store, bus, engine, opts.now, opts.mailer));
+  const built = buildApp(appDeps(config, store, bus, engine, opts.now, opts.mailer, opts.logger));
   const http = request(built.app.callback());
   return {
     ...built,

@@ -138,6 +138,15 @@ describe('http: service routes', () => {
     expect([unknown.status, unknown.body.error?.code]).to.deep.equal([405, 'METHOD_NOT_ALLOWED']);
   });
 
+  it('answers a method the router does not know on a path no route has with 404, not 405 with an empty Allow', async () => {
+    for (const path of ['/api/nothing', '/', '/chat/x']) {
+      const res = await h.http.trace(path).set(auth);
+      expect([res.status, res.body.error?.code, res.headers['allow']], path).to.deep.equal([404, 'NOT_FOUND', undefined]);
+    }
+    const known = await h.http.trace('/healthz');
+    expect([known.status, known.headers['allow']?.split(', ').sort()]).to.deep.equal([405, ['GET', 'HEAD']]);
+  });
+
   it('refuses JSON nested past 100 levels (400 INVALID_JSON) where it enters, and too many blocks (422)', async () => {
     // JSON text built by hand: JSON.stringify itself runs out of stack on such values
     const deep = (n: number): string => `${'['.repeat(n)}"leaf"${']'.repeat(n)}`;

@@ -4,7 +4,7 @@
  * Only TroupeErrors with a client-facing code keep their message; anything else is logged and
  * answered 500 INTERNAL with a generic message (koa's `expose` rule).
  */
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import { isTroupeError, type ErrorCode } from '../../errors.js';
 import type { AppState } from '../types.js';
@@ -18,7 +18,9 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  HEADERS_TOO_LARGE: 431,
   INVALID_WORKFLOW: 422,
   INVALID_INPUT: 422,
   RATE_LIMITED: 429,
@@ -79,14 +81,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
   return async (ctx, next) => {
     try {
       await next();
-      // 501 is the router's answer to a method it does not know at all (TRACE, PROPFIND)
-      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
-        ctx.status = 405;
-        ctx.body = errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
-      } else if (ctx.status === 404 && ctx.body == null) {
-        ctx.status = 404;
-        ctx.body = errorBody('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
-      }
+      if (ctx.body == null) unmatched(ctx);
     } catch (err) {
       const answer = toAnswer(err);
       logFailure(logger, ctx.state, answer, err);
@@ -95,6 +90,23 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       ctx.body = answer.body;
     }
   };
+}
+
+/**
+ * The router's answers without a body. It answers a method it does not know at all (TRACE,
+ * PROPFIND) with 501 and an `Allow` of the path's routes, even when no route has the path: that
+ * is a path that does not exist (404, as for known methods), not a method it refuses.
+ */
+function unmatched(ctx: ParameterizedContext<AppState>): void {
+  const unknownMethod = ctx.status === 501;
+  if (ctx.status === 405 || (unknownMethod && ctx.response.get('Allow') !== '')) {
+    ctx.status = 405;
+    ctx.body = errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
+  } else if (ctx.status === 404 || unknownMethod) {
+    ctx.remove('Allow');
+    ctx.status = 404;
+    ctx.body = errorBody('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+  }
 }
 
 /**

@@ -115,6 +115,8 @@ function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
  */
 function noteInput(ctx: BlockContext, recorded: unknown): void {
   ctx.group.inputs.set(logKey(ctx.block.id, ctx.iteration), recorded);
+  // the group dies with the process; the report puts the input in the stored running log
+  ctx.report({ type: 'BLOCK.INPUT', blockId: ctx.block.id, iteration: ctx.iteration, input: recorded });
 }
 
 /** Publishes downstream, then returns the report for the parent. */

@@ -122,6 +122,16 @@ function recordStart(ctx: ExecutionContext, event: Started): void {
   });
 }
 
+/**
+ * The running log gets the block's resolved input and is persisted again. Usually in the same
+ * boundary batch as its start (the block resolves its config in the turn it starts), so the
+ * store sees one write; a crash then leaves a running log that says what the block ran with.
+ */
+function recordInput(ctx: ExecutionContext, event: Extract<BlockReport, { type: 'BLOCK.INPUT' }>): void {
+  const log = ctx.ledger.runningInput(event.blockId, event.iteration, event.input);
+  if (log !== null) ctx.sink.logStarted(log);
+}
+
 /** Folds one settled report into the ledger, tells observers, and returns the event it decides, if any. */
 function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | null {
   const log = ctx.ledger.settled(e);
@@ -187,6 +197,7 @@ type ReportEvent = Parameters<BlockActorInput['report']>[0];
 /** Folds one report into the ledger and tells observers; returns the event it decides, if any. */
 function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventIn | null {
   if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
+  else if (event.type === 'BLOCK.INPUT') recordInput(ctx, event);
   else if (event.type === 'BLOCK.CHUNK') ctx.sink.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
   else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
   else if (event.type === 'CONTAINER.ATTEMPT') ctx.sink.forgetLogs(ctx.ledger.dropAttempt(event.blockId, event.iteration));

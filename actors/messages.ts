@@ -51,6 +51,12 @@ export type BlockReport =
       attemptLog?: unknown[];
     }
   | { type: 'BLOCK.CHUNK'; blockId: string; text: string; iteration: IterationRef | null }
+  /**
+   * a running block resolved its config: `input` is what its log records (secrets as ***). It goes
+   * into the running log the persister writes, so a log that restart recovery finds still running
+   * after a crash keeps the input too, as one cancelled in a live process does
+   */
+  | { type: 'BLOCK.INPUT'; blockId: string; iteration: IterationRef | null; input: unknown }
   /** a loop or parallel starts another attempt (its `retry`): its earlier attempt's child logs go */
   | { type: 'CONTAINER.ATTEMPT'; blockId: string; iteration: IterationRef | null };
 

@@ -108,6 +108,16 @@ export class ExecutionLedger {
     return dropped;
   }
 
+  /** The running log of the block with its recorded input; null when it is no longer running. */
+  runningInput(blockId: string, iteration: IterationRef | null, input: unknown): BlockLogEntry | null {
+    const key = logKey(blockId, iteration);
+    const log = this.logs.get(key);
+    if (log?.status !== 'running') return null;
+    const updated = { ...log, input };
+    this.logs.set(key, updated);
+    return updated;
+  }
+
   iteration(e: IterationEvent): void {
     // a nested container's state is kept per enclosing iteration: `inner@outer#1`
     const key = logKey(e.containerId, e.outer ?? null);

@@ -169,6 +169,44 @@ describe('execution records', () => {
     ]);
   });
 
+  it('stores the input of a block while it runs, inside a container too: what restart recovery reads after a crash', async () => {
+    // resolves once a committed boundary holds both blocks running: the store as a SIGKILL would leave it
+    let stored!: () => void;
+    const bothRunning = new Promise<void>((resolve) => (stored = resolve));
+    const executions: ExecutionRepo = {
+      ...store.executions,
+      saveBoundaries: async (items) => {
+        const results = await store.executions.saveBoundaries(items);
+        const logs = (await store.executions.get(items[0]!.id))?.logs ?? [];
+        if (['slow', 'inner'].every((id) => logs.some((l) => l.blockId === id && l.status === 'running'))) stored();
+        return results;
+      },
+    };
+    const engine = testEngine(bus, { executions, secrets: { KEY: 'very-secret-1' } });
+    const doc = wf(
+      [
+        ['start', 'starter'],
+        ['slow', 'sleep', { ms: 60_000, value: 'for <start.city> with {{KEY}}' }],
+        ['lp', 'loop', { kind: 'forEach', items: '<start.list>' }],
+        ['inner', 'sleep', { ms: 60_000, value: '<loop.item>' }],
+      ],
+      [['start', 'slow'], ['start', 'lp']],
+    );
+    (doc['blocks'] as { id: string; parent?: string }[]).find((b) => b.id === 'inner')!.parent = 'lp';
+    const { compiled } = loadWorkflow(doc, testRegistry);
+    const handle = await engine.start(compiled, { workflowId: 'wf-test', version: 1, input: { city: 'Oslo', list: ['x'] }, trigger: { type: 'api' } });
+    await bothRunning;
+    const running = ((await store.executions.get(handle.id))?.logs ?? []).filter((l) => l.status === 'running').map((l) => [l.blockId, l.input]);
+    engine.cancel(handle.id);
+    await handle.done;
+    // it used to be null until the block settled, so a log that recovery cancels had no input
+    expect(running).to.deep.equal([
+      ['slow', { ms: 60_000, value: 'for Oslo with ***' }],
+      ['lp', { kind: 'forEach', items: ['x'] }],
+      ['inner', { ms: 60_000, value: 'x' }],
+    ]);
+  });
+
   it('shows a running block in the record while it runs, its log then replaced by its settle', async () => {
     const engine = testEngine(bus, { executions: store.executions });
     const { compiled } = loadWorkflow(wf([['start', 'starter'], ['slow', 'sleep', { ms: 300, value: 1 }]], [['start', 'slow']]), testRegistry);

@@ -149,7 +149,7 @@ function executionResponses(): Record<number, ResponseSpec> & { default: Respons
       schema: z.unknown().describe('the data the response block set'), headers: EXEC_HEADERS, alsoContentTypes: ['text/plain'],
     },
     202: { description: 'async: accepted, the record exists', schema: acceptedSchema, headers: [...EXEC_HEADERS, 'Location'] },
-    400: errorResponse('invalid JSON or body (INVALID_JSON, INVALID_REQUEST)'),
+    400: errorResponse('invalid JSON, body or X-Execution-Mode (INVALID_JSON, INVALID_REQUEST)'),
     413: errorResponse('body over the size limit (PAYLOAD_TOO_LARGE)'),
     422: errorResponse("input does not match the starter's inputFormat (INVALID_INPUT)"),
     500: { description: 'the execution failed: success false with error { code, message, blockId }', schema: syncResultSchema, headers: EXEC_HEADERS },
@@ -169,7 +169,8 @@ const MODE_HEADERS = [{
 
 
 const BODY_DOC = 'Either `{ "input": <any JSON>, "async"?: true, "stream"?: true }`, or any JSON without an `input` key, which is '
-  + 'then the input itself (mode from the headers `X-Execution-Mode: async` and `Accept: text/event-stream`). Empty body: input `{}`.';
+  + 'then the input itself (mode from the headers only: `X-Execution-Mode`, else an `Accept` that prefers text/event-stream). '
+  + 'Empty body: input `{}`.';
 
 export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
   return [
@@ -177,7 +178,8 @@ export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
       method: 'post', path: '/api/workflows/{workflowId}/execute', operationId: 'executeWorkflow', tag: 'execute', auth: 'apiKey',
       summary: 'Execute the deployed (pinned) version of a workflow',
       description: 'Errors in this order: 401 no key, 404 unknown workflow, 401 unknown or revoked key, 403 FORBIDDEN key of another '
-        + 'workflow, 403 NOT_DEPLOYED, 400 INVALID_JSON, 429 RATE_LIMITED, then 422 INVALID_INPUT and 503 OVERLOADED.',
+        + 'workflow, 403 NOT_DEPLOYED, 413 or 400 INVALID_JSON, 400 INVALID_REQUEST (a bad envelope or X-Execution-Mode), 429 RATE_LIMITED, '
+        + 'then 422 INVALID_INPUT and 503 OVERLOADED.',
       body: { schema: executeBodyDoc, description: BODY_DOC, required: false },
       requestHeaders: MODE_HEADERS,
       responses: orResponseBlock({

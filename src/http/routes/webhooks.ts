@@ -48,8 +48,8 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
       summary: "A webhook trigger of a deployed workflow (the path may span segments, e.g. 'github/push')",
       description: 'Signature by provider: generic `X-Signature: sha256=<hex HMAC of the raw body>`, GitHub `X-Hub-Signature-256`, '
         + 'Stripe `Stripe-Signature` and Slack `X-Slack-Signature` (5-minute tolerance). The event is stored and announced on the bus '
-        + 'before the answer; a delivery id seen within 24 h (`X-GitHub-Delivery`, the Stripe event id, `Idempotency-Key`, '
-        + '`X-Delivery-Id`) is acknowledged with `duplicate: true` and starts nothing.',
+        + 'before the answer; a delivery id seen within 24 h (`X-GitHub-Delivery`, the Stripe event id, the Slack `event_id`, '
+        + '`Idempotency-Key`, `X-Delivery-Id`) is acknowledged with `duplicate: true` and starts nothing.',
       body: { schema: z.unknown(), required: false, description: 'What the provider sends: JSON, form fields or text (decoded by Content-Type); signed as raw bytes' },
       responses: orResponseBlock({
         200: {

@@ -56,7 +56,7 @@ export function workflowRoutes(s: Services): RouteSpec[] {
     },
     {
       method: 'delete', path: '/api/workflows/{id}', operationId: 'deleteWorkflow', tag: 'workflows', auth: 'admin',
-      summary: 'Delete a workflow with its versions, deployment and API keys (executions stay readable)',
+      summary: 'Delete a workflow with its versions, deployment, API keys, schedules, webhooks, chat and memories (executions stay readable)',
       responses: { 204: { description: 'deleted' }, 401: unauthorized, 404: notFound },
       handler: async (ctx) => {
         await s.workflows.delete(param(ctx, 'id'));

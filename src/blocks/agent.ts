@@ -40,7 +40,7 @@ const memorySchema = z.preprocess(
     .object(
       {
         conversationId: unsetWhenNull(conversationIdSchema.optional()),
-        window: unsetWhenNull(z.coerce.number().int().min(1).max(MEMORY_KEEP).default(20)),
+        window: unsetWhenNull(z.coerce.number({ error: 'must be a number' }).int().min(1).max(MEMORY_KEEP).default(20)),
       },
       'memory is true, false or { conversationId?, window? }',
     )
@@ -54,7 +54,7 @@ const agentObject = z.object({
   messages: turnsSchema.default([]),
   responseFormat: responseFormatSchema.optional(),
   tools: toolsSchema,
-  maxToolRounds: unsetWhenNull(z.coerce.number().int().min(1).max(50).default(8)),
+  maxToolRounds: unsetWhenNull(z.coerce.number({ error: 'must be a number' }).int().min(1).max(50).default(8)),
   memory: memorySchema.optional(),
   stream: unsetWhenNull(z.boolean().default(true)),
 });

@@ -30,7 +30,7 @@ const headersSchema = asPairs(pairsInput.superRefine((headers, ctx) => checkLite
 
 const upper = (v: unknown): unknown => (typeof v === 'string' ? v.trim().toUpperCase() : v);
 const int = (min: number, max?: number) => {
-  const base = z.coerce.number().int().min(min);
+  const base = z.coerce.number({ error: 'must be a number' }).int().min(min);
   return max === undefined ? base : base.max(max);
 };
 

@@ -20,7 +20,7 @@ const memoryObject = z
     conversationId: unsetWhenNull(conversationIdSchema.optional()),
     role: unsetWhenNull(z.enum(['user', 'assistant', 'system']).default('user')),
     content: z.unknown().optional(),
-    limit: unsetWhenNull(z.coerce.number().int().min(1).max(GET_ALL_LIMIT).optional()),
+    limit: unsetWhenNull(z.coerce.number({ error: 'must be a number' }).int().min(1).max(GET_ALL_LIMIT).optional()),
   })
   .superRefine(needsContent, EVERY_ISSUE);
 

@@ -12,7 +12,7 @@ import type { BlockRunContext } from './types.js';
  * The key is usually a secret: `"apiKey": "{{OPENAI_API_KEY}}"`.
  */
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const int = (min: number, max: number) => z.coerce.number({ error: 'must be a number' }).int().min(min).max(max);
 /** Judged once its references are filled in: at save a URL made of them is taken as it is. */
 const httpUrl = (field: string) =>
   z.string().trim().refine((url) => hasPlaceholder(url) || isHttpUrl(url), `${field} must be an absolute http or https URL`);
@@ -33,7 +33,7 @@ export const modelSettingsShape = {
   /** the SDKs' spelling of baseUrl */
   baseURL: httpUrl('baseURL').optional(),
   apiKey: z.string().optional(),
-  temperature: unsetWhenNull(z.coerce.number().min(0).max(2).optional()),
+  temperature: unsetWhenNull(z.coerce.number({ error: 'must be a number' }).min(0).max(2).optional()),
   maxTokens: unsetWhenNull(int(1, 1_000_000).optional()),
   timeoutMs: unsetWhenNull(int(1, 3_600_000).default(120_000)),
   retries: unsetWhenNull(int(0, 10).default(2)),

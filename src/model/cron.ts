@@ -102,6 +102,8 @@ function daySpecial(text: string, spec: FieldSpec, into: DaySpecials): boolean {
     if (upper === 'L') into.lastDayOfMonth = true;
     else if (upper === 'LW') into.lastWeekdayOfMonth = true;
     else if (/^\d+W$/.test(upper)) into.nearestWeekday.push(atom(upper.slice(0, -1), spec));
+    // Quartz's offset from the month's end: not supported, said so rather than "not a number"
+    else if (/^L-\d+$/.test(upper)) throw new CronFieldError(`day of month: "${text}" (days before the last) is not supported; use L, LW or a day number`);
     else return false;
     return true;
   }

@@ -48,7 +48,7 @@ describe('blocks/agent and blocks/memory config', () => {
   it('agent: checks across fields run beside a field of the wrong type (they were hidden until it was fixed)', () => {
     const all = (config: Record<string, unknown>): string[] => agent.validateConfig(config).map((i) => `${i.path}: ${i.message}`);
     expect(all({ model: 'm', temperature: 'hot' })).to.deep.equal([
-      '/temperature: Invalid input: expected number, received NaN',
+      '/temperature: must be a number',
       '/userPrompt: an agent needs a userPrompt (or messages)',
     ]);
     expect(all({ model: 5, prompt: 'p', tools: [{ name: 'a' }, { name: 'a', description: 5 }] })).to.have.members([
@@ -79,6 +79,11 @@ describe('blocks/agent and blocks/memory config', () => {
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', provider: 'gemini' }))).to.deep.equal(['/provider']);
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', baseUrl: 'ftp://models.example/v1' }))).to.deep.equal(['/baseUrl']);
     expect(paths(agent.validateConfig({ model: 'm', prompt: 'p', tools: [{ name: 'a' }, { name: 'a' }] }))).to.deep.equal(['/tools/1/name']);
+  });
+
+  it('a number setting that is not one says so ("must be a number", not "received NaN")', () => {
+    const issues = agent.validateConfig({ model: 'm', prompt: 'p', temperature: 'hot', maxTokens: 'many' });
+    expect(issues.map((i) => [i.path, i.message])).to.deep.equal([['/temperature', 'must be a number'], ['/maxTokens', 'must be a number']]);
   });
 
   it('memory: an operation of four, content for add, id accepted for conversationId', () => {

@@ -201,7 +201,7 @@ describe('blocks/registry: config validation with references (SPEC §1.2)', () =
       '/blocks/2/config/routes/0/equals: a route needs "equals": the value it matches (null matches a missing value; "default" names the route taken when none matches)',
       '/blocks/2/config/routes/2/id: duplicate id "a"',
       '/blocks/2/config/default: default names no route: "zz"',
-      '/blocks/3/config/temperature: Invalid input: expected number, received NaN',
+      '/blocks/3/config/temperature: must be a number',
       '/blocks/3/config/routes/0/description: Invalid input: expected string, received number',
       '/blocks/3/config/routes/1/id: duplicate id "a"',
       '/blocks/3/config/default: default names no route: "q"',

@@ -80,6 +80,12 @@ describe('model/cron', () => {
     for (const bad of ['0 0 * * L', '0 0 * * 1#6', '0 0 * * 1#0', '0 0 ?,1 * *', '? * * * *', '0 0 * ? *', '0 0 L-2 * *', '0 0 0W * *', '0 0 32W * *', '0 0 * * 8L', '0 0 5L * *', '0 0 * * LW']) {
       it(`rejects "${bad}"`, () => expect(parseCron(bad).ok).to.equal(false));
     }
+
+    it('says why L-n is refused (an offset from the month\'s end is not supported), not "not a number"', () => {
+      const parsed = parseCron('0 0 L-2 * *');
+      expect(parsed.ok).to.equal(false);
+      expect(JSON.stringify(parsed)).to.include('(days before the last) is not supported');
+    });
   });
 
   it('checks IANA time zones', () => {

@@ -7,7 +7,6 @@ import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { IterationScope, ReferenceScope } from '../src/model/references.js';
 import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
-import { logKey } from '../src/runtime/execution-state.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import type { CancelScope } from './cancel-scope.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
@@ -110,12 +109,12 @@ function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
 }
 
 /**
- * Keeps a block's recorded input (resolved config, secrets masked) where the execution's end
- * finds it: a block cancelled mid-run never reports an outcome, and its log would say input null.
+ * Puts a block's recorded input (resolved config, secrets masked) in its running log, stored and
+ * in the ledger: a block cancelled mid-run (or cut off by a crash) never reports an outcome, and
+ * its log would say input null. Reported in the turn of its BLOCK.STARTED, right after it, so
+ * the two are applied together or (after the execution's end was decided) not at all.
  */
 function noteInput(ctx: BlockContext, recorded: unknown): void {
-  ctx.group.inputs.set(logKey(ctx.block.id, ctx.iteration), recorded);
-  // the group dies with the process; the report puts the input in the stored running log
   ctx.report({ type: 'BLOCK.INPUT', blockId: ctx.block.id, iteration: ctx.iteration, input: recorded });
 }
 

@@ -247,7 +247,7 @@ function stopBlocks({ context }: { context: ExecutionContext }): void {
   context.reports?.drain();
   context.cancel.abort(SCOPE_ENDED);
   context.group.stopAll(blockAtRest);
-  context.ledger.cancelRunning(Date.now(), context.group.inputs);
+  context.ledger.cancelRunning(Date.now());
 }
 
 /**

@@ -15,13 +15,6 @@ export class ActorGroup {
   private readonly actors = new Map<string, AnyActorRef>();
 
   /**
-   * The recorded input of every block run that got as far as resolving its config, by log key
-   * (`logKey`): what the log of one still running when the execution ends keeps, since no outcome
-   * will come (a container may have stopped it earlier, so its actor is gone by then).
-   */
-  readonly inputs = new Map<string, unknown>();
-
-  /**
    * `onFailure` hears an actor spawned without `onEnd` whose logic threw (a bus that refused a
    * publish, a bug). Without an observer XState rethrows such an error outside any stack that
    * could catch it, which ended the whole process; with it, the owner fails its execution.

@@ -18,7 +18,7 @@
  * transition lies in between, found by bisection, and the search resumes from it. This assumes
  * no zone changes its offset twice within a few hours, which holds for the tz database.
  */
-import { dayMatches, type CronFields } from './cron.js';
+import { dayMatches, daysIn, type CronFields } from './cron.js';
 
 const SECOND = 1000;
 const HOUR = 3_600_000;
@@ -85,10 +85,6 @@ function transitionIn(timeZone: string, lo: number, hi: number, latest: boolean)
     else hi = mid;
   }
   return hi;
-}
-
-function daysIn(y: number, mo: number): number {
-  return new Date(Date.UTC(y, mo, 0)).getUTCDate();
 }
 
 function nextIn(values: readonly number[], v: number): number | undefined {

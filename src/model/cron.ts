@@ -167,7 +167,8 @@ export function parseCron(expression: string): CronParse {
   }
 }
 
-function daysIn(y: number, mo: number): number {
+/** The number of days of month `mo` (1-12) of year `y`. */
+export function daysIn(y: number, mo: number): number {
   return new Date(Date.UTC(y, mo, 0)).getUTCDate();
 }
 

@@ -57,7 +57,6 @@ export function encodeRequestBody(
   headers: Record<string, string>,
 ): { data: string | Buffer | undefined; headers: Record<string, string> } {
   const out = { ...headers };
-  dropBlankHeader(out, 'content-type');
   if (!METHODS_WITH_BODY.has(method) || body === undefined || body === null) return { data: undefined, headers: out };
   const contentType = findHeader(out, 'content-type');
   if (typeof body === 'string') {

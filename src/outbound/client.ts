@@ -187,7 +187,8 @@ export function prepareRequest(request: OutboundRequest): PreparedRequest {
     throw new TroupeError('INVALID_CONFIG', `the API block URL must be http or https, not ${url.protocol}`);
   }
   const headers: Record<string, string> = { ...request.headers };
-  for (const name of ['accept', 'idempotency-key']) dropBlankHeader(headers, name);
+  // a blank one counts as not set, so its default (or the body's content type) applies
+  for (const name of ['content-type', 'accept', 'idempotency-key']) dropBlankHeader(headers, name);
   if (findHeader(headers, 'accept') === undefined) headers['Accept'] = 'application/json, text/plain, */*';
   // only a request that may be sent twice needs a key the server can deduplicate on: one this
   // client retries, or one whose block run may be repeated (it names the run: idempotencyKey)

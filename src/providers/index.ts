@@ -1,4 +1,5 @@
 import { TroupeError } from '../errors.js';
+import { normalizeHostname } from '../outbound/address-policy.js';
 import { completeAnthropic } from './anthropic.js';
 import { completeOpenAi } from './openai.js';
 import { ProviderTransport, type TransportOptions } from './transport.js';
@@ -60,7 +61,7 @@ function requireKeyForOwnApi(request: ModelRequest & { baseUrl: string }): void 
 
 function hostOf(url: string): string | null {
   try {
-    return new URL(url).hostname.toLowerCase().replace(/\.$/, '');
+    return normalizeHostname(new URL(url).hostname);
   } catch {
     return null;
   }

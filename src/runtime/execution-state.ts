@@ -127,16 +127,14 @@ export class ExecutionLedger {
   /**
    * Blocks still running become cancelled when the execution ends early, in their logs and in the
    * context's states alike. They had begun their first attempt, whatever its outcome would be.
-   * `inputs` (by log key) holds the recorded input of those that had resolved their config.
+   * Their logs keep the input they were running with (runningInput), when they got that far.
    * Blocks still pending become cancelled in the states.
    */
-  cancelRunning(at: number, inputs: ReadonlyMap<string, unknown> = new Map()): void {
+  cancelRunning(at: number): void {
     for (const [key, log] of this.logs) {
       if (log.status !== 'running') continue;
       const durationMs = log.startedAt === null ? null : at - Date.parse(log.startedAt);
-      // the input it was running with (resolved config), when it got that far
-      const input = inputs.get(key) ?? log.input;
-      this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs, attempts: Math.max(1, log.attempts), input });
+      this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs, attempts: Math.max(1, log.attempts) });
       if (log.iteration === null) setOwn(this.states, log.blockId, 'cancelled');
     }
     // those that had not started never will: an ended execution leaves no block pending (they

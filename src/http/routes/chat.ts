@@ -103,11 +103,19 @@ async function auth(ctx: Ctx, chat: ChatService): Promise<void> {
     ctx.body = { sent: true };
     return;
   }
-  ctx.cookies.set(cookieName(found.subdomain), outcome.cookie, {
-    // scoped to this chat's API: on a shared host (127.0.0.1/chat/…) no other chat or route sees it
-    httpOnly: true, sameSite: 'lax', path: `/api/chat/${found.subdomain}`, maxAge: outcome.maxAgeSec * 1000, secure: ctx.secure, overwrite: true,
-  });
+  setSessionCookie(ctx, found.subdomain, outcome.cookie, { maxAge: outcome.maxAgeSec * 1000 });
   ctx.body = { ok: true };
+}
+
+/**
+ * The session cookie, scoped to this chat's API: on a shared host (127.0.0.1/chat/…) no other
+ * chat or route sees it. Sign-in and sign-out set it with the same name, path and flags, so the
+ * browser replaces (or expires) the one it has.
+ */
+function setSessionCookie(ctx: Ctx, subdomain: string, value: string, lifetime: { maxAge: number } | { expires: Date }): void {
+  ctx.cookies.set(cookieName(subdomain), value, {
+    httpOnly: true, sameSite: 'lax', path: `/api/chat/${subdomain}`, secure: ctx.secure, overwrite: true, ...lifetime,
+  });
 }
 
 /**
@@ -117,10 +125,7 @@ async function auth(ctx: Ctx, chat: ChatService): Promise<void> {
 async function signOut(ctx: Ctx, chat: ChatService): Promise<void> {
   sameOrigin(ctx);
   const found = await chat.bySubdomain(param(ctx, 'sub'));
-  // the same name, path and flags as the sign-in's cookie, so the browser replaces (expires) it
-  ctx.cookies.set(cookieName(found.subdomain), '', {
-    httpOnly: true, sameSite: 'lax', path: `/api/chat/${found.subdomain}`, expires: new Date(0), secure: ctx.secure, overwrite: true,
-  });
+  setSessionCookie(ctx, found.subdomain, '', { expires: new Date(0) });
   ctx.status = 204;
 }
 

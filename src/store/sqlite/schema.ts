@@ -218,4 +218,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, conversation_id)
   ) STRICT, WITHOUT ROWID;
   `,
+  // The executions list across workflows (SPEC §4.1, the console): newest first, alone or by
+  // status or trigger type; the trigger's type is read from its JSON by an expression index.
+  `
+  CREATE INDEX executions_by_created ON executions (created_at DESC, id DESC);
+  CREATE INDEX executions_by_status_created ON executions (status, created_at DESC, id DESC);
+  CREATE INDEX executions_by_trigger_type ON executions (json_extract(trigger, '$.type'), created_at DESC, id DESC);
+  `,
 ];

@@ -4,7 +4,7 @@
  * blocks that are not `fromBlock` and not downstream of it are carried over from the record
  * (src/model/rerun.ts) and the run starts as a crash resumption does, with those settled.
  */
-import { TroupeError, UnprocessableRequest } from '../errors.js';
+import { toTroupeError, TroupeError, UnprocessableRequest } from '../errors.js';
 import { planRerun, remapActivated, type RerunPlan } from '../model/rerun.js';
 import type { ExecutionHandle } from '../runtime/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
@@ -73,10 +73,25 @@ export class RerunService {
       logs: p.carried.carried.map((log) => ({ ...log, carriedFrom: of })),
     });
     const limitMs = this.deps.executionTimeoutMs;
-    return this.deps.executions.launch(p.loaded.compiled, {
-      workflowId: p.loaded.workflowId, version: p.loaded.version, input: p.input, trigger: p.trigger, executionId: id, timeoutMs: limitMs,
-      resume: { plan: p.carried.plan, lastSeq: 0, startedAt, limitMs },
-    });
+    try {
+      return await this.deps.executions.launch(p.loaded.compiled, {
+        workflowId: p.loaded.workflowId, version: p.loaded.version, input: p.input, trigger: p.trigger, executionId: id, timeoutMs: limitMs,
+        resume: { plan: p.carried.plan, lastSeq: 0, startedAt, limitMs },
+      });
+    } catch (err) {
+      // a record left `running` would be resumed by the next restart: this run never started
+      await this.neverStarted(id, startedAt, err);
+      throw err;
+    }
+  }
+
+  private async neverStarted(id: string, startedAt: number, err: unknown): Promise<void> {
+    const endedAt = (this.deps.now ?? Date.now)();
+    const cause = toTroupeError(err);
+    await this.deps.store.executions.update(id, {
+      status: 'failed', error: { code: cause.code, message: cause.message, blockId: null },
+      endedAt: isoAt(endedAt), durationMs: endedAt - startedAt,
+    }).catch(() => undefined);
   }
 
   /**

@@ -241,6 +241,15 @@ describe('http: rerun', () => {
     expect([ghost.status, ghost.body.error.code]).to.deep.equal([404, 'NOT_FOUND']);
   });
 
+  it('503 when the run cannot start (the bus is away): the record written for it says failed, not running', async () => {
+    const first = await firstRun(h);
+    await h.bus.close();
+    const res = await rerun(h, first.id, { fromBlock: 'b' });
+    expect([res.status, res.body.error.code]).to.deep.equal([503, 'BUS_UNAVAILABLE']);
+    const reruns = (await h.http.get('/api/executions?trigger=rerun').set(auth).expect(200)).body.items as { status: string; error: { code: string } }[];
+    expect(reruns.map((e) => [e.status, e.error.code])).to.deep.equal([['failed', 'BUS_UNAVAILABLE']]);
+  });
+
   it('404 when the workflow the execution ran was deleted, even when one was created again under its id', async () => {
     const first = await firstRun(h);
     await h.http.delete('/api/workflows/g').set(auth).expect(204);

@@ -82,6 +82,8 @@ describe('http: rerun', () => {
     const rec = await record(h, id);
     expect(rec).to.deep.include({ status: 'completed', version: 1, input: { city: 'Nice' }, trigger: { type: 'rerun', of: first.id, fromBlock: null } });
     expect(rec.logs.every((l) => l.carriedFrom === undefined)).to.equal(true);
+    // the starter hands the trigger on (SPEC §1.1)
+    expect((rec.logs[0]?.output as { trigger: unknown }).trigger).to.deep.equal({ type: 'rerun', of: first.id, fromBlock: null });
     const listed = await h.http.get('/api/executions?trigger=rerun').set(auth).expect(200);
     expect(listed.body.items.map((e: { id: string }) => e.id)).to.deep.equal([id]);
   });

@@ -252,6 +252,25 @@ describe('http: rerun', () => {
     expect(reruns.map((e) => [e.status, e.error.code])).to.deep.equal([['failed', 'BUS_UNAVAILABLE']]);
   });
 
+  it('504 when the rerun exceeds the time limit, from a block too (the limit counts from the rerun\'s start)', async () => {
+    const slow = makeHarness({ config: { executionTimeoutMs: 300 }, executionTimeoutMs: 300 });
+    try {
+      await slow.http.post('/api/workflows').set(auth).send({
+        id: 'slow', name: 'Slow',
+        blocks: [{ id: 'start', type: 'starter', name: 'Start', config: {} }, { id: 'nap', type: 'sleep', name: 'Nap', config: { ms: 60_000 } }],
+        connections: [{ from: 'start', to: 'nap' }],
+      }).expect(201);
+      const first = await slow.http.post('/api/workflows/slow/run').set(auth).send({}).expect(504);
+      const id = first.headers['x-execution-id'] as string;
+      for (const body of [{}, { fromBlock: 'nap' }]) {
+        const res = await slow.http.post(`/api/executions/${id}/rerun`).set(auth).send(body);
+        expect([res.status, res.body.success, res.body.error?.code], JSON.stringify(body)).to.deep.equal([504, false, 'EXECUTION_TIMEOUT']);
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('404 when the workflow the execution ran was deleted, even when one was created again under its id', async () => {
     const first = await firstRun(h);
     await h.http.delete('/api/workflows/g').set(auth).expect(204);

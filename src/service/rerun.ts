@@ -49,6 +49,12 @@ export class RerunService {
         { path: '/input', message: 'not allowed with fromBlock (the starter is not run again)' },
       ]);
     }
+    if ((rec.trigger as { source?: unknown } | null)?.source === 'cli') {
+      // its definition was a file's, not a stored version: a stored workflow of that id is another
+      throw new UnprocessableRequest('this execution was started by troupe run from a file, whose definition the service does not hold', [
+        { path: '/', message: 'rerun it with troupe run' },
+      ]);
+    }
     const loaded = await this.load(rec, req.version);
     const trigger: TriggerInfo = { type: 'rerun', of: rec.id, fromBlock: req.fromBlock ?? null };
     const input = req.input === undefined ? rec.input : req.input.value;

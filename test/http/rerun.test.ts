@@ -271,6 +271,17 @@ describe('http: rerun', () => {
     }
   });
 
+  it('422 for an execution troupe run recorded from a file, even when a stored workflow has its id', async () => {
+    await h.http.post('/api/workflows').set(auth).send(graphWorkflow()).expect(201);
+    await h.store.executions.create({
+      id: 'from-cli', workflowId: 'g', version: 1, status: 'completed', trigger: { type: 'manual', source: 'cli' }, input: { city: 'Nice' },
+      output: null, error: null, startedAt: null, endedAt: null, durationMs: null,
+    });
+    const res = await rerun(h, 'from-cli', {});
+    expect([res.status, res.body.error.code]).to.deep.equal([422, 'INVALID_REQUEST']);
+    expect(res.body.error.message).to.contain('troupe run');
+  });
+
   it('404 when the workflow the execution ran was deleted, even when one was created again under its id', async () => {
     const first = await firstRun(h);
     await h.http.delete('/api/workflows/g').set(auth).expect(204);

@@ -51,8 +51,8 @@ export function rerunRoutes(s: Services, reruns: RerunService, logger: Logger): 
       400: errorResponse('invalid JSON, body or X-Execution-Mode (INVALID_JSON, INVALID_REQUEST)'),
       401: errorResponse('no or wrong admin token (UNAUTHORIZED)'),
       404: errorResponse('unknown execution, or its workflow (version) was deleted since (NOT_FOUND)'),
-      422: errorResponse('input with fromBlock, or a fromBlock that is unknown, inside a container or did not run (INVALID_REQUEST, '
-        + "details.issues); an input that does not match the starter's inputFormat (INVALID_INPUT)"),
+      422: errorResponse('input with fromBlock, a fromBlock that is unknown, inside a container or did not run, or an execution of '
+        + "troupe run (INVALID_REQUEST, details.issues); an input that does not match the starter's inputFormat (INVALID_INPUT)"),
     }),
     handler: (ctx) => rerun(ctx, s, reruns, logger),
   }];

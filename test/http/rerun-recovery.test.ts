@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { recoverExecutions } from '../../src/server/recovery.js';
-import { resetProbe } from '../helpers/runtime.js';
-import { testRegistry } from '../helpers/runtime.js';
+import { resetProbe, testRegistry } from '../helpers/runtime.js';
 import { auth, makeHarness, waitFor, type Harness } from './support.js';
 
 const workflow = {

@@ -79,6 +79,8 @@ export const envSchema = z.object({
   TROUPE_SMTP_FROM: z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
   TROUPE_TRUST_PROXY: int(0, 10).default(0),
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
+  // shown by GET /api/cluster and in logs: printable, and short enough to read in a table
+  TROUPE_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_", ":" or "-"').optional(),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

@@ -96,6 +96,17 @@ export class ValidationError extends TroupeError {
   }
 }
 
+/**
+ * A request that is well formed but asks for what cannot be done (422 INVALID_REQUEST, SPEC
+ * §4.2): a rerun from a block that did not run, or with an input it would not read.
+ */
+export class UnprocessableRequest extends ValidationError {
+  constructor(message: string, issues: ValidationIssue[]) {
+    super('INVALID_REQUEST', message, issues);
+    this.name = 'UnprocessableRequest';
+  }
+}
+
 export function isTroupeError(err: unknown): err is TroupeError {
   return err instanceof TroupeError;
 }

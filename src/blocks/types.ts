@@ -10,7 +10,7 @@ export interface Clock {
 }
 
 export interface TriggerInfo {
-  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule';
+  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule' | 'rerun';
   [key: string]: unknown;
 }
 

@@ -15,13 +15,19 @@ import { errorHandler } from './middleware/errors.js';
 import { observe } from './middleware/observe.js';
 import { requestId } from './middleware/request-id.js';
 import { mount, type RouteSpec } from './route-spec.js';
+import { ClusterService } from '../service/cluster.js';
+import { RerunService } from '../service/rerun.js';
+import { allExecutionsRoutes } from './routes/all-executions.js';
 import { chatAdminRoutes, chatPublicRoutes } from './routes/chat.js';
+import { clusterRoutes } from './routes/cluster.js';
 import { deployRoutes } from './routes/deploy.js';
 import { executeRoutes } from './routes/execute.js';
 import { executionRoutes } from './routes/executions.js';
+import { rerunRoutes } from './routes/rerun.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { systemRoutes } from './routes/system.js';
+import { versionRoutes } from './routes/versions.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 import type { AppDeps, AppState } from './types.js';
@@ -31,6 +37,8 @@ export interface TroupeApp {
   services: Services;
   metrics: AppMetrics;
   routes: readonly RouteSpec[];
+  /** this instance among the service's (GET /api/cluster) */
+  cluster: ClusterService;
 }
 
 function packageVersion(): string {
@@ -72,6 +80,11 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...(deps.eventPollMs === undefined ? {} : { pollMs: deps.eventPollMs }),
   });
   metrics.trackInflight(() => services.executions.inflight);
+  const version = packageVersion();
+  const cluster = new ClusterService({ instanceId: deps.config.instanceId, version, running: () => deps.engine.inflight, ...(deps.now ? { now: deps.now } : {}) });
+  const reruns = new RerunService({
+    store: deps.store, cache: services.cache, executions: services.executions, executionTimeoutMs: deps.config.executionTimeoutMs,
+  });
   const routes: RouteSpec[] = [];
   routes.push(
     ...workflowRoutes(services),
@@ -79,12 +92,16 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...deployRoutes(services),
     ...secretRoutes(services),
     ...executionRoutes(services, deps.adminToken, deps.logger),
+    ...versionRoutes(deps.store),
+    ...allExecutionsRoutes(services),
+    ...rerunRoutes(services, reruns, deps.logger),
+    ...clusterRoutes(cluster),
     ...webhookRoutes(services, deps.logger),
     ...scheduleRoutes(services),
     ...chatAdminRoutes(services, deps.config.chatHost),
     ...chatPublicRoutes(services, deps.logger),
     ...systemRoutes({
-      store: deps.store, bus: deps.bus, metrics, readyTimeoutMs: deps.readyTimeoutMs ?? 2000, busPrefix: deps.config.busPrefix, allRoutes: () => routes, version: packageVersion(),
+      store: deps.store, bus: deps.bus, metrics, readyTimeoutMs: deps.readyTimeoutMs ?? 2000, busPrefix: deps.config.busPrefix, allRoutes: () => routes, version,
     }),
   );
   const router = new Router<AppState>();
@@ -106,7 +123,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
   app.use(chatHostRewrite(deps.config.chatHost));
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, services, metrics, routes };
+  return { app, services, metrics, routes, cluster };
 }
 
 export function createApp(deps: AppDeps): Koa<AppState> {

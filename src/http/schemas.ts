@@ -115,6 +115,7 @@ export const blockLogSchema = z.object({
   errorHandled: z.boolean(),
   attempts: z.number().int(),
   iteration: z.unknown().nullable(),
+  carriedFrom: z.string().optional().describe('a rerun from a block: this block did not run again, its log is the one of that execution'),
 });
 
 export const executionSummarySchema = z.object({

@@ -213,6 +213,7 @@ export function requeueAwareExecutions(repo: ExecutionRepo): ExecutionRepo {
     update: (id, patch) => repo.update(id, patch),
     get: (id) => repo.get(id),
     list: (workflowId, opts) => repo.list(workflowId, opts),
+    listAll: (query) => repo.listAll(query),
     saveBoundary: (id, batch) => repo.saveBoundary(id, batch),
     async saveBoundaries(items) {
       const results = await repo.saveBoundaries(items);

@@ -65,7 +65,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
 async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readonly<Config>, options: ServiceOptions, release: () => void): Promise<Service> {
   const { logger } = options;
   try {
-    const { app, services } = buildApp({
+    const { app, services, cluster } = buildApp({
       config,
       store: runtime.store,
       bus: runtime.bus,
@@ -95,7 +95,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     services.webhooks.startSweeper();
     services.schedules.start();
     const url = serviceUrl(config, port);
-    logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory' }, 'troupe listening');
+    logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
     let stopping: Promise<void> | undefined;
     return {
       url,

@@ -1,14 +1,15 @@
 /**
- * Deploy as API (SPEC §4.1): a deployment pins the workflow's current version. Every deploy
- * issues a new API key (the response shape always carries one); earlier keys stay valid until
- * revoked, across undeploy and redeploy.
+ * Deploy as API (SPEC §4.1): a deployment pins the workflow's current version, or a stored one
+ * the caller names (a rollback). Every deploy issues a new API key (the response shape always
+ * carries one); earlier keys stay valid until revoked, across undeploy and redeploy.
  */
 import { TroupeError } from '../errors.js';
 import type { ScheduleTrigger, WebhookTrigger, WorkflowDef } from '../model/types.js';
-import type { Deployment, Store } from '../store/types.js';
+import type { Deployment, Store, StoredWorkflow } from '../store/types.js';
 import type { CompiledCache, LoadedWorkflow } from './compiled-cache.js';
 import type { LookupCache } from './lookup-cache.js';
 import { workflowNotFound, type ApiKeyService, type IssuedKey } from './keys.js';
+import { versionNotFound } from './versions.js';
 
 export interface DeploymentView {
   version: number;
@@ -29,9 +30,12 @@ export class DeploymentService {
     private readonly lookups: LookupCache,
   ) {}
 
-  async deploy(workflowId: string): Promise<{ deployment: DeploymentView; apiKey: IssuedKey }> {
-    const wf = await this.store.workflows.get(workflowId);
-    if (wf === null) throw workflowNotFound(workflowId);
+  /**
+   * Pins `version` (a stored one: a rollback) or, without it, the current version. 404
+   * NOT_FOUND for an unknown workflow or version.
+   */
+  async deploy(workflowId: string, version?: number): Promise<{ deployment: DeploymentView; apiKey: IssuedKey }> {
+    const wf = await this.pinnable(workflowId, version);
     const deployedAt = new Date(this.now()).toISOString();
     // compile before pinning: a version that no longer compiles is never deployed, and the
     // first execute does not pay for compiling
@@ -42,6 +46,15 @@ export class DeploymentService {
     this.lookups.changed(workflowId);
     const apiKey = await this.keys.issue(workflowId);
     return { deployment: deploymentView(saved), apiKey };
+  }
+
+  private async pinnable(workflowId: string, version: number | undefined): Promise<StoredWorkflow> {
+    const current = await this.store.workflows.get(workflowId);
+    if (current === null) throw workflowNotFound(workflowId);
+    if (version === undefined || version === current.version) return current;
+    const stored = await this.store.workflows.getVersion(workflowId, version);
+    if (stored === null) throw versionNotFound(workflowId, version);
+    return stored;
   }
 
   /** Idempotent; NOT_FOUND only when the workflow does not exist. */

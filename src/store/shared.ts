@@ -26,6 +26,16 @@ export function decodeCursor(cursor: string, arity: number): string[] {
   return parts as string[];
 }
 
+/** The version a version list's cursor names (its last item's): the next page lists older ones. */
+export function versionCursor(cursor: string): number {
+  const text = decodeCursor(cursor, 1)[0] ?? '';
+  const version = Number(text);
+  if (!/^[1-9]\d{0,14}$/.test(text) || !Number.isSafeInteger(version)) {
+    throw new ValidationError('INVALID_REQUEST', 'invalid cursor', [{ path: '/cursor', message: 'not a cursor returned by this list' }]);
+  }
+  return version;
+}
+
 /**
  * One page of a short list read whole (a workflow's keys, the secret names): items in `sortKey`
  * order after the cursor's key, so a page boundary holds even when items come and go between
@@ -99,6 +109,7 @@ export function normalizeLog(log: BlockLog): BlockLog {
     errorHandled: log.errorHandled === true, attempts: log.attempts, iteration: log.iteration ?? null,
     ...(Array.isArray(log.attemptLog) ? { attemptLog: log.attemptLog } : {}),
     ...(Array.isArray(log.activated) ? { activated: log.activated } : {}),
+    ...(typeof log.carriedFrom === 'string' ? { carriedFrom: log.carriedFrom } : {}),
   };
 }
 

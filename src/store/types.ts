@@ -35,12 +35,21 @@ export interface StoredWorkflow {
   updatedAt: string;
 }
 
+/** One stored version of a workflow, without its definition (a version list). */
+export interface WorkflowVersionInfo {
+  version: number;
+  /** when this version was written */
+  createdAt: string;
+}
+
 export interface WorkflowRepo {
   /** stores version 1; TroupeError CONFLICT when the id exists */
   create(def: WorkflowDef & { id: string }): Promise<StoredWorkflow>;
   /** the current version */
   get(id: string): Promise<StoredWorkflow | null>;
   getVersion(id: string, version: number): Promise<StoredWorkflow | null>;
+  /** every stored version, newest first; an empty page when the workflow does not exist */
+  listVersions(id: string, opts: PageOptions): Promise<Page<WorkflowVersionInfo>>;
   /** ordered by id ascending */
   list(opts: PageOptions): Promise<Page<StoredWorkflow>>;
   /** writes version+1 (older versions stay readable); null when the workflow does not exist */
@@ -152,6 +161,11 @@ export interface BlockLog {
    * by a crash can resume (src/model/resume.ts); not shown by the HTTP API
    */
   activated?: number[];
+  /**
+   * set on the logs a rerun from a block carried over from the execution it reruns (that
+   * execution's id): those blocks did not run again, their outputs are the recorded ones
+   */
+  carriedFrom?: string;
 }
 
 export interface ExecutionEvent {
@@ -205,6 +219,18 @@ export interface ExecutionListOptions extends PageOptions {
   since?: string;
 }
 
+/** What the list across workflows filters on (every filter optional; all given ones must hold). */
+export interface ExecutionQuery extends PageOptions {
+  workflowId?: string;
+  status?: ExecutionStatus;
+  /** the trigger's `type` (manual, api, webhook, schedule, chat, rerun, ...) */
+  triggerType?: string;
+  /** created at or after this time */
+  since?: string;
+  /** created before this time */
+  until?: string;
+}
+
 export interface ExecutionRepo {
   /** TroupeError CONFLICT when the id exists */
   create(rec: ExecutionRecord): Promise<ExecutionRecord>;
@@ -214,6 +240,8 @@ export interface ExecutionRepo {
   get(id: string): Promise<(ExecutionRecord & { logs: BlockLog[] }) | null>;
   /** newest first (createdAt, then id); records without `context` */
   list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>>;
+  /** across workflows, newest first (createdAt, then id), filtered; records without `context` */
+  listAll(query: ExecutionQuery): Promise<Page<ExecutionRecord>>;
   /**
    * Applies the patch, log upserts and event upserts of one block boundary in ONE transaction:
    * all of it is written or none of it. TroupeError NOT_FOUND when the execution is unknown.

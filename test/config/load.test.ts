@@ -18,6 +18,12 @@ describe('config: loadConfig', () => {
     expect(() => loadConfig({ TROUPE_ADMIN_TOKEN: ' '.repeat(21) })).to.throw(/TROUPE_ADMIN_TOKEN/);
   });
 
+  it('reads TROUPE_INSTANCE_ID (unset: none, generated per start by the service) and refuses one that is not a short printable name', () => {
+    expect(loadConfig({}).instanceId).to.equal(undefined);
+    expect(loadConfig({ TROUPE_INSTANCE_ID: 'eu-west-1.node-2' }).instanceId).to.equal('eu-west-1.node-2');
+    for (const bad of ['two words', 'x'.repeat(65), 'é']) expect(() => loadConfig({ TROUPE_INSTANCE_ID: bad })).to.throw(/TROUPE_INSTANCE_ID: must be 1 to 64/);
+  });
+
   it('reads the model providers\' own variables as agent defaults', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', ANTHROPIC_API_KEY: 'sk-ant-2' });
     expect(c.models).to.deep.equal({ openai: { apiKey: 'sk-1', baseUrl: 'http://127.0.0.1:11434/v1' }, anthropic: { apiKey: 'sk-ant-2', baseUrl: undefined } });

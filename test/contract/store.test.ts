@@ -15,6 +15,7 @@ import { chatsContract } from '../store/contract/chats.js';
 import { executionsContract } from '../store/contract/executions.js';
 import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
+import { listsContract } from '../store/contract/lists.js';
 import { memoriesContract } from '../store/contract/memories.js';
 import { schedulesContract } from '../store/contract/schedules.js';
 import { userKeysContract } from '../store/contract/user-keys.js';
@@ -64,6 +65,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     chatsContract(ctx);
     memoriesContract(ctx);
     userKeysContract(ctx);
+    listsContract(ctx);
   });
 }
 

@@ -6,7 +6,7 @@
  */
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
-import { isTroupeError, type ErrorCode } from '../../errors.js';
+import { isTroupeError, UnprocessableRequest, type ErrorCode } from '../../errors.js';
 import type { AppState } from '../types.js';
 
 export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
@@ -60,7 +60,7 @@ function retryAfter(details: unknown): number | undefined {
 
 export function toAnswer(err: unknown): Answer {
   if (isTroupeError(err)) {
-    const status = STATUS_BY_CODE[err.code];
+    const status = err instanceof UnprocessableRequest ? 422 : STATUS_BY_CODE[err.code];
     if (status !== undefined) {
       const seconds = retryAfter(err.details);
       return { status, body: errorBody(err.code, err.message, err.details), ...(seconds === undefined ? {} : { retryAfterSec: seconds }) };

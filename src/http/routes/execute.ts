@@ -34,6 +34,14 @@ export function executeRequest(body: unknown, ctx: Pick<Ctx, 'get' | 'accepts'>)
   return { input: env.input ?? null, mode: envelopeMode(env, fromHeaders) };
 }
 
+/**
+ * The mode of a request whose body is an envelope of its own (a rerun's): the body's
+ * `async`/`stream` flags, then the headers, as execute reads them.
+ */
+export function requestMode(flags: { async?: boolean; stream?: boolean }, ctx: Pick<Ctx, 'get' | 'accepts'>): ExecutionMode {
+  return envelopeMode(flags, headerMode(ctx));
+}
+
 const HEADER_MODES: readonly ExecutionMode[] = ['sync', 'async', 'stream'];
 
 /**
@@ -137,7 +145,7 @@ async function run(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
 
 const EXEC_HEADERS = ['X-Execution-Id'] as const;
 
-function executionResponses(): Record<number, ResponseSpec> & { default: ResponseSpec } {
+export function executionResponses(): Record<number, ResponseSpec> & { default: ResponseSpec } {
   return {
     200: {
       description: 'sync: the result envelope, or the data set by a response block (with its headers) when it set 200; stream: text/event-stream '
@@ -160,7 +168,7 @@ function executionResponses(): Record<number, ResponseSpec> & { default: Respons
 
 // (`Accept: text/event-stream` also selects the stream; OpenAPI has content negotiation say that,
 // through the 200 answer's media types, not an Accept parameter)
-const MODE_HEADERS = [{
+export const MODE_HEADERS = [{
   name: 'X-Execution-Mode',
   description: '`async`: answer 202 at once (as `"async": true`); `stream`: answer with server-sent events (as `"stream": true`, or, '
     + 'without this header, an `Accept` that prefers text/event-stream); `sync`: wait for the result (the default). It decides over '

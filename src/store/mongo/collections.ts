@@ -37,6 +37,8 @@ export interface ApiKeyDoc {
 export interface ExecutionDoc {
   _id: string; workflowId: string; version: number; status: string; trigger: string; input: string; output: string;
   error: string; startedAt: string | null; endedAt: string | null; durationMs: number | null; context: string | null; createdAt: string;
+  /** the trigger's `type` (absent in records written before it was kept) */
+  triggerType?: string | null;
 }
 export interface BlockLogDoc { executionId: string; blockId: string; iterationKey: string; order: number; status: string; body: string }
 export interface EventDoc { executionId: string; seq: number; event: string; data: string; at: string }
@@ -81,6 +83,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { workflowId: 1, createdAt: -1, _id: -1 } },
     { key: { workflowId: 1, status: 1, createdAt: -1, _id: -1 } },
     { key: { status: 1, createdAt: 1, _id: 1 } },
+    { key: { createdAt: -1, _id: -1 } },
+    { key: { triggerType: 1, createdAt: -1, _id: -1 } },
   ],
   [COLLECTIONS.blockLogs]: [{ key: { executionId: 1, blockId: 1, iterationKey: 1 }, unique: true }, { key: { executionId: 1, order: 1 } }],
   [COLLECTIONS.events]: [{ key: { executionId: 1, seq: 1 }, unique: true }],

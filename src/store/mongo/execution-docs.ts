@@ -1,5 +1,5 @@
 /** Document ⇄ record mapping for executions, block logs and events. */
-import type { AnyBulkWriteOperation } from 'mongodb';
+import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import { contextText, fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
 import type { BlockLog, BoundaryBatch, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
@@ -20,8 +20,27 @@ export function executionDoc(rec: ExecutionRecord, createdAt: string): Execution
     _id: rec.id, workflowId: rec.workflowId, version: rec.version, status: rec.status,
     trigger: toJson(rec.trigger), input: toJson(rec.input), output: toJson(rec.output), error: toJson(rec.error),
     startedAt: isoOrNull(rec.startedAt), endedAt: isoOrNull(rec.endedAt), durationMs: rec.durationMs ?? null,
-    context: contextText(rec.context), createdAt,
+    context: contextText(rec.context), createdAt, triggerType: triggerTypeOf(rec.trigger),
   };
+}
+
+/** The trigger's `type`, kept beside its JSON so that lists can filter on it (indexed). */
+function triggerTypeOf(trigger: unknown): string | null {
+  const type = (trigger as { type?: unknown } | null | undefined)?.type;
+  return typeof type === 'string' ? type : null;
+}
+
+/**
+ * Records by trigger type. Those written before `triggerType` existed have only the JSON text,
+ * which Troupe always writes with `type` first: matched by its start.
+ */
+export function triggerTypeFilter(type: string): Filter<ExecutionDoc> {
+  const start = `^${escapeRegExp(JSON.stringify({ type }).slice(0, -1))}[,}]`;
+  return { $or: [{ triggerType: type }, { triggerType: { $exists: false }, trigger: { $regex: start } }] };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Patch → `$set` fields; fields absent from the patch are left alone. */
@@ -30,7 +49,10 @@ export function patchFields(patch: ExecutionPatch): Partial<ExecutionDoc> {
   if (patch.workflowId !== undefined) set.workflowId = patch.workflowId;
   if (patch.version !== undefined) set.version = patch.version;
   if (patch.status !== undefined) set.status = patch.status;
-  if ('trigger' in patch) set.trigger = toJson(patch.trigger);
+  if ('trigger' in patch) {
+    set.trigger = toJson(patch.trigger);
+    set.triggerType = triggerTypeOf(patch.trigger);
+  }
   if ('input' in patch) set.input = toJson(patch.input);
   if ('output' in patch) set.output = toJson(patch.output);
   if ('error' in patch) set.error = toJson(patch.error);

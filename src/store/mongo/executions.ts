@@ -2,12 +2,12 @@ import type { Collection, Db, Filter } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, notFound } from '../shared.js';
 import type {
-  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
-import { boundaryWrites, executionDoc, patchFields, toEvent, toExecution } from './execution-docs.js';
+import { boundaryWrites, executionDoc, patchFields, toEvent, toExecution, triggerTypeFilter } from './execution-docs.js';
 import { checkDocumentSize } from './errors.js';
 import type { Txn } from './txn.js';
 
@@ -48,14 +48,28 @@ export class MongoExecutions implements ExecutionRepo {
   }
 
   async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
-    const limit = clampLimit(opts.limit);
-    const filter: Filter<ExecutionDoc> = { workflowId };
-    if (opts.status !== undefined) filter.status = opts.status;
-    if (opts.since !== undefined) filter.createdAt = { $gte: iso(opts.since) };
-    if (opts.cursor) {
-      const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
-      filter.$or = [{ createdAt: { $lt: createdAt } }, { createdAt, _id: { $lt: id } }];
+    return this.listWhere({ ...opts, workflowId });
+  }
+
+  async listAll(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+    return this.listWhere(query);
+  }
+
+  private async listWhere(q: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+    const limit = clampLimit(q.limit);
+    const filter: Filter<ExecutionDoc> = {};
+    const and: Filter<ExecutionDoc>[] = [];
+    if (q.workflowId !== undefined) filter.workflowId = q.workflowId;
+    if (q.status !== undefined) filter.status = q.status;
+    if (q.triggerType !== undefined) and.push(triggerTypeFilter(q.triggerType));
+    if (q.since !== undefined || q.until !== undefined) {
+      filter.createdAt = { ...(q.since === undefined ? {} : { $gte: iso(q.since) }), ...(q.until === undefined ? {} : { $lt: iso(q.until) }) };
     }
+    if (q.cursor) {
+      const [createdAt, id] = decodeCursor(q.cursor, 2) as [string, string];
+      and.push({ $or: [{ createdAt: { $lt: createdAt } }, { createdAt, _id: { $lt: id } }] });
+    }
+    if (and.length > 0) filter.$and = and;
     const docs = await this.executions
       .find(filter, { projection: { context: 0 } })
       .sort({ createdAt: -1, _id: -1 })

@@ -1,8 +1,8 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import type { WorkflowDef } from '../../model/types.js';
-import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson } from '../shared.js';
-import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo } from '../types.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson, versionCursor } from '../shared.js';
+import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo, WorkflowVersionInfo } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
 import type { WorkflowDoc, WorkflowVersionDoc } from './collections.js';
 import type { Txn } from './txn.js';
@@ -69,6 +69,27 @@ export class MongoWorkflows implements WorkflowRepo {
     if (version === doc.version) return toStored(doc);
     const v = await this.versions.findOne({ workflowId: id, version });
     return v ? toStored({ _id: id, version, definition: v.definition, createdAt: doc.createdAt, updatedAt: v.createdAt }) : null;
+  }
+
+  /**
+   * The version documents, with the current version from the workflow document (written first:
+   * it may be the only copy, see above).
+   */
+  async listVersions(id: string, opts: PageOptions): Promise<Page<WorkflowVersionInfo>> {
+    const limit = clampLimit(opts.limit);
+    const below = opts.cursor ? versionCursor(opts.cursor) : Number.MAX_SAFE_INTEGER;
+    const doc = await this.workflows.findOne({ _id: id });
+    if (!doc) return { items: [], nextCursor: null };
+    const docs = await this.versions
+      .find({ workflowId: id, version: { $lt: Math.min(below, doc.version) } })
+      .sort({ version: -1 })
+      .limit(limit + 1)
+      .toArray();
+    const rows = docs.map((v) => ({ version: v.version, createdAt: v.createdAt }));
+    if (doc.version < below) rows.unshift({ version: doc.version, createdAt: doc.updatedAt });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor([String(last.version)]) : null };
   }
 
   async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {

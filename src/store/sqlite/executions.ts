@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
 import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, iterationKey, notFound } from '../shared.js';
 import type {
-  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
 import type { Db } from './db.js';
@@ -14,6 +14,9 @@ type Statement = Database.Statement<unknown[]>;
 
 const LIST_COLUMNS = `id, workflow_id, version, status, trigger, input, output, error, started_at, ended_at,
   duration_ms, NULL AS context, created_at`;
+
+/** the trigger's type, as the index on it (schema.ts) names it */
+const TRIGGER_TYPE = "json_extract(trigger, '$.type')";
 
 const INSERT_EXECUTION = `INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, error,
   started_at, ended_at, duration_ms, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
@@ -68,23 +71,34 @@ export class SqliteExecutions implements ExecutionRepo {
   }
 
   async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
-    const limit = clampLimit(opts.limit);
-    const where = ['workflow_id = ?'];
-    const params: (string | number)[] = [workflowId];
-    if (opts.status !== undefined) {
-      where.push('status = ?');
-      params.push(opts.status);
-    }
-    if (opts.since !== undefined) {
-      where.push('created_at >= ?');
-      params.push(iso(opts.since));
-    }
-    if (opts.cursor) {
-      const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
+    return this.listWhere({ ...opts, workflowId });
+  }
+
+  async listAll(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+    return this.listWhere(query);
+  }
+
+  /** One page newest first; the filters match the indexes of migration 7 (and the workflow ones). */
+  private listWhere(q: ExecutionQuery): Page<ExecutionRecord> {
+    const limit = clampLimit(q.limit);
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const add = (clause: string, value: string): void => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (q.workflowId !== undefined) add('workflow_id = ?', q.workflowId);
+    if (q.status !== undefined) add('status = ?', q.status);
+    if (q.triggerType !== undefined) add(`${TRIGGER_TYPE} = ?`, q.triggerType);
+    if (q.since !== undefined) add('created_at >= ?', iso(q.since));
+    if (q.until !== undefined) add('created_at < ?', iso(q.until));
+    if (q.cursor) {
+      const [createdAt, id] = decodeCursor(q.cursor, 2) as [string, string];
       where.push('(created_at, id) < (?, ?)');
       params.push(createdAt, id);
     }
-    const sql = `SELECT ${LIST_COLUMNS} FROM executions WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    const filter = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+    const sql = `SELECT ${LIST_COLUMNS} FROM executions ${filter} ORDER BY created_at DESC, id DESC LIMIT ?`;
     const rows = this.prepared(sql).all(...params, limit + 1) as ExecutionRow[];
     const items = rows.slice(0, limit).map((r) => toExecution(r, false));
     const last = rows[limit - 1];

@@ -218,4 +218,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, conversation_id)
   ) STRICT, WITHOUT ROWID;
   `,
+  // The executions list across workflows (SPEC §4.1, the console): newest first, alone or by
+  // trigger type, whose value is read from the trigger's JSON by an expression index (by status,
+  // executions_by_status serves it read backwards).
+  `
+  CREATE INDEX executions_by_created ON executions (created_at DESC, id DESC);
+  CREATE INDEX executions_by_trigger_type ON executions (json_extract(trigger, '$.type'), created_at DESC, id DESC);
+  `,
 ];

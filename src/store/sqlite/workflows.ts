@@ -1,6 +1,6 @@
 import type { WorkflowDef } from '../../model/types.js';
-import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson } from '../shared.js';
-import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo } from '../types.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson, versionCursor } from '../shared.js';
+import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo, WorkflowVersionInfo } from '../types.js';
 import type { Db } from './db.js';
 
 interface Row {
@@ -32,6 +32,7 @@ export class SqliteWorkflows implements WorkflowRepo {
   private readonly selectCurrent;
   private readonly selectVersion;
   private readonly selectPage;
+  private readonly selectVersions;
   private readonly deleteWf;
   private readonly deleteDependents;
 
@@ -42,6 +43,9 @@ export class SqliteWorkflows implements WorkflowRepo {
     this.selectCurrent = db.prepare<[string], Row>(`${SELECT} AND v.version = w.version WHERE w.id = ?`);
     this.selectVersion = db.prepare<[string, number], Row>(`${SELECT} WHERE w.id = ? AND v.version = ?`);
     this.selectPage = db.prepare<[string, number], Row>(`${SELECT} AND v.version = w.version WHERE w.id > ? ORDER BY w.id LIMIT ?`);
+    this.selectVersions = db.prepare<[string, number, number], { version: number; created_at: string }>(
+      'SELECT version, created_at FROM workflow_versions WHERE workflow_id = ? AND version < ? ORDER BY version DESC LIMIT ?',
+    );
     this.deleteWf = db.prepare('DELETE FROM workflows WHERE id = ?');
     this.deleteDependents = CASCADE_TABLES.map((t) => db.prepare(`DELETE FROM ${t} WHERE workflow_id = ?`));
   }
@@ -64,6 +68,15 @@ export class SqliteWorkflows implements WorkflowRepo {
   async getVersion(id: string, version: number): Promise<StoredWorkflow | null> {
     const row = this.selectVersion.get(id, version);
     return row ? toStored(row) : null;
+  }
+
+  async listVersions(id: string, opts: PageOptions): Promise<Page<WorkflowVersionInfo>> {
+    const limit = clampLimit(opts.limit);
+    const below = opts.cursor ? versionCursor(opts.cursor) : Number.MAX_SAFE_INTEGER;
+    const rows = this.selectVersions.all(id, below, limit + 1);
+    const items = rows.slice(0, limit).map((r) => ({ version: r.version, createdAt: r.created_at }));
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor([String(last.version)]) : null };
   }
 
   async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {

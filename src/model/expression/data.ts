@@ -6,7 +6,7 @@
  * all own, enumerable data properties, each object reachable once. Anything else (NaN, a nested
  * undefined, a Date, a shared or cyclic object, a getter) leaves the expression to the sandbox.
  */
-/** Objects and arrays walked per evaluation before the sandbox, which copies them anyway, decides. */
+/** Values walked per evaluation before the sandbox, which copies them anyway, decides. */
 const MAX_NODES = 10_000;
 const MAX_DEPTH = 64;
 /**
@@ -46,6 +46,8 @@ function plainObject(value: object, walk: Walk, depth: number): boolean {
 }
 
 function isData(value: unknown, walk: Walk, depth: number): boolean {
+  walk.nodes += 1;
+  if (walk.nodes > MAX_NODES) return false;
   switch (typeof value) {
     case 'string':
       walk.chars += value.length;
@@ -56,8 +58,7 @@ function isData(value: unknown, walk: Walk, depth: number): boolean {
       return Number.isFinite(value) && !Object.is(value, -0);
     case 'object': {
       if (value === null) return true;
-      walk.nodes += 1;
-      if (depth > MAX_DEPTH || walk.nodes > MAX_NODES || walk.seen.has(value)) return false;
+      if (depth > MAX_DEPTH || walk.seen.has(value)) return false;
       walk.seen.add(value);
       return Array.isArray(value) ? plainArray(value as unknown[], walk, depth) : plainObject(value, walk, depth);
     }

@@ -26,7 +26,24 @@ function kindOf(type: unknown): RegionKind | undefined {
   return undefined;
 }
 
-export function lexRegions(src: string): Region[] {
+/**
+ * Regions by source text. A block binds the same code on every run, and tokenizing it again cost
+ * about ten times what a lookup does; cleared whole when full.
+ */
+const cache = new Map<string, readonly Region[]>();
+const CACHE_SIZE = 1000;
+
+export function lexRegions(src: string): readonly Region[] {
+  let regions = cache.get(src);
+  if (regions === undefined) {
+    if (cache.size >= CACHE_SIZE) cache.clear();
+    regions = tokenRegions(src);
+    cache.set(src, regions);
+  }
+  return regions;
+}
+
+function tokenRegions(src: string): readonly Region[] {
   const regions: Region[] = [];
   const onComment = (_block: boolean, _text: string, start: number, end: number): void => {
     regions.push({ kind: 'comment', start, end });
@@ -41,5 +58,5 @@ export function lexRegions(src: string): Region[] {
     // sandbox with its SyntaxError anyway. The regions read so far stand, and the rest counts as
     // plain code: a reference there is bound as a value, which still pastes no text.
   }
-  return regions.sort((a, b) => a.start - b.start);
+  return Object.freeze(regions.sort((a, b) => a.start - b.start));
 }

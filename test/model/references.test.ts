@@ -201,6 +201,15 @@ describe('model/references bindCode', () => {
     expect(run("let n = 8; n /= 2; return n + ' <start.city> /'", scope)).to.equal('4 Paris /');
   });
 
+  it('binds a reference in code that does not tokenize, and leaves the code a syntax error', () => {
+    const evil = '"); process.exit(1); ("';
+    const s: ReferenceScope = { ...scope, outputs: { ...scope.outputs, start: { name: evil } } };
+    for (const src of ['return "Hi <start.name>', 'return `Hi <start.name>', "return 'a' + <start.name> + 'b"]) {
+      expect(bindCode(src, s).source, src).to.not.include('process');
+      expect(() => run(src, s), src).to.throw(SyntaxError);
+    }
+  });
+
   it('avoids identifiers already used by the code', () => {
     const bound = bindCode('const __ref0 = 1; return <start.count> + __ref0', scope);
     expect(bound.source).to.equal('const __ref0 = 1; return ___ref0 + __ref0');

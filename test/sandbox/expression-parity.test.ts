@@ -62,8 +62,9 @@ const expression: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
     { arbitrary: literal, weight: 4 },
     fc.tuple(tie('e'), binary, tie('e')).map(([l, op, r]) => `(${l} ${op} ${r})`),
     fc.tuple(unary, tie('e')).map(([op, a]) => `(${op}${a})`),
+    fc.tuple(tie('e'), tie('e')).map(([a, b]) => `(${a} in ${b})`),
     // outside the subset
-    { arbitrary: fc.tuple(tie('e'), tie('e')).map(([a, b]) => `(${a} in ${b})`), weight: 1 },
+    { arbitrary: fc.tuple(tie('e'), tie('e')).map(([a, b]) => `(${a} instanceof ${b})`), weight: 1 },
     fc.tuple(tie('e'), tie('e'), tie('e')).map(([t, y, n]) => `(${t} ? ${y} : ${n})`),
     fc.tuple(tie('e'), keys, fc.boolean()).map(([o, k, opt]) => (/^\d/.test(k) ? `${o}${opt ? '?.' : ''}[${k}]` : `${o}${opt ? '?.' : '.'}${k}`)),
     fc.tuple(tie('e'), tie('e')).map(([o, k]) => `${o}[${k}]`),

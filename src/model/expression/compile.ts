@@ -90,6 +90,14 @@ function readMember(object: unknown, key: unknown): unknown {
   return undefined;
 }
 
+/** `key in object`, when the answer is an own property or none that a prototype has either. */
+function hasProperty(key: unknown, object: unknown): boolean {
+  if (typeof object !== 'object' || object === null || (typeof key === 'object' && key !== null)) decide();
+  const name = String(key);
+  if (Object.prototype.hasOwnProperty.call(object, name)) return true;
+  return name in object ? decide() : false;
+}
+
 /** `a.b` or `a['b']`: the name when it is written, not computed. */
 function writtenName(node: MemberExpression): string | undefined {
   if (!node.computed && node.property.type === 'Identifier') return node.property.name;
@@ -197,9 +205,11 @@ function operator(node: Expression): Evaluate {
       return (env) => op(argument(env));
     }
     case 'BinaryExpression': {
-      const op = Object.hasOwn(BINARY, node.operator) ? BINARY[node.operator] : undefined;
-      if (op === undefined || node.left.type === 'PrivateIdentifier') outside();
+      if (node.left.type === 'PrivateIdentifier') outside();
       const [left, right] = [compile(node.left), compile(node.right)];
+      if (node.operator === 'in') return (env) => hasProperty(left(env), right(env));
+      const op = Object.hasOwn(BINARY, node.operator) ? BINARY[node.operator] : undefined;
+      if (op === undefined) outside();
       return node.operator === '+' ? (env) => bounded(op(left(env), right(env))) : (env) => op(left(env), right(env));
     }
     case 'LogicalExpression': {

@@ -6,6 +6,7 @@
  * tracking of where a `/` starts a regular expression and where a `}` resumes a template.
  */
 import { tokenizer, tokTypes, type Options } from 'acorn';
+import { TextCache } from './expression/cache.js';
 
 export type RegionKind = 'string' | 'template' | 'comment' | 'regex';
 
@@ -28,15 +29,13 @@ function kindOf(type: unknown): RegionKind | undefined {
 
 /**
  * Regions by source text. A block binds the same code on every run, and tokenizing it again cost
- * about ten times what a lookup does; cleared whole when full.
+ * about ten times what a lookup does.
  */
-const cache = new Map<string, readonly Region[]>();
-const CACHE_SIZE = 1000;
+const cache = new TextCache<readonly Region[]>(1000, 4_000_000);
 
 export function lexRegions(src: string): readonly Region[] {
   let regions = cache.get(src);
   if (regions === undefined) {
-    if (cache.size >= CACHE_SIZE) cache.clear();
     regions = tokenRegions(src);
     cache.set(src, regions);
   }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { TextCache } from '../../src/model/expression/cache.js';
 import { compiledExpression, evaluateInProcess } from '../../src/model/expression/index.js';
 
 /** The in-process answer, or 'sandbox' when the evaluator hands the expression over. */
@@ -137,5 +138,19 @@ describe('model/expression: the in-process subset', () => {
     expect(compiledExpression(source)).to.be.a('function');
     expect(compiledExpression(source)).to.equal(compiledExpression(source));
     expect(compiledExpression('[].map(x => x)')).to.equal(null);
+  });
+
+  it('keeps its caches bounded in entries and in characters', () => {
+    const cache = new TextCache<number>(3, 10);
+    for (const text of ['a', 'b', 'c']) cache.set(text, text.length);
+    expect(cache.has('a') && cache.has('c')).to.equal(true);
+    cache.set('d', 1);
+    expect([cache.has('a'), cache.has('d')]).to.deep.equal([false, true]);
+    cache.set('x'.repeat(9), 9);
+    expect([cache.has('d'), cache.has('x'.repeat(9))]).to.deep.equal([true, true]);
+    cache.set('yy', 2);
+    expect([cache.has('d'), cache.has('yy')]).to.deep.equal([false, true]);
+    cache.set('z'.repeat(11), 11);
+    expect([cache.has('z'.repeat(11)), cache.has('yy')]).to.deep.equal([false, true]);
   });
 });

@@ -4,6 +4,7 @@
  * give; otherwise `{ done: false }` and the caller asks the sandbox. See docs/expressions.md.
  */
 import { parse, type Expression, type Options } from 'acorn';
+import { TextCache } from './cache.js';
 import { compile, type Evaluate } from './compile.js';
 import { NO_RESULT, asResult, dataBindings } from './data.js';
 
@@ -12,9 +13,8 @@ export type InProcess = { done: true; value: unknown } | { done: false };
 const NOT_DONE: InProcess = { done: false };
 /** The sandbox runs the expression in a sloppy-mode script. */
 const OPTIONS: Options = { ecmaVersion: 'latest', sourceType: 'script' };
-const CACHE_SIZE = 1000;
 /** Compiled expressions by source text; null for the ones outside the subset. */
-const cache = new Map<string, Evaluate | null>();
+const cache = new TextCache<Evaluate | null>(1000, 1_000_000);
 
 /**
  * The expression the sandbox would run: its code, trimmed as the sandbox trims it, is the return
@@ -47,7 +47,6 @@ export function compiledExpression(source: string): Evaluate | null {
   const hit = cache.get(source);
   if (hit !== undefined || cache.has(source)) return hit ?? null;
   const compiled = compileSource(source);
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   cache.set(source, compiled);
   return compiled;
 }

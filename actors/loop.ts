@@ -1,6 +1,7 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import type { CancelScope } from './cancel-scope.js';
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import { evaluateInProcess } from '../src/model/expression/index.js';
 import { collectionItems, countOf, loopStep, type LoopKind, type LoopStep } from '../src/model/iteration.js';
 import { bindCode, type IterationScope, type ReferenceScope } from '../src/model/references.js';
 import {
@@ -81,6 +82,8 @@ export const loopMachine = setup({
       const { ctx } = input;
       const services = ctx.owner.run.services;
       const bound = bindCode(String(ctx.config['condition']), conditionScope(ctx));
+      const quick = signal.aborted ? undefined : evaluateInProcess(bound.source, bound.bindings);
+      if (quick?.done === true) return Boolean(quick.value);
       const value = await services.sandbox.evaluate(bound.source, bound.bindings, {
         timeoutMs: services.functionTimeoutMs,
         memoryMb: services.functionMemoryMb,

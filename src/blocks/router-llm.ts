@@ -2,7 +2,7 @@ import { TroupeError } from '../errors.js';
 import type { ModelRequest } from '../providers/types.js';
 import { baseRequest, modelsOf, promptText } from './model-settings.js';
 import { unfenced } from './structured-output.js';
-import type { RouterLlmConfig } from './router.js';
+import type { RouterLlmConfig } from './router-config.js';
 import type { BlockRunContext } from './types.js';
 
 /**

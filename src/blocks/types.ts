@@ -2,12 +2,9 @@ import type { z } from 'zod';
 import type { OutboundRequest, OutboundResult } from '../outbound/types.js';
 import type { ModelPort } from '../providers/types.js';
 import type { Sandbox } from '../sandbox/types.js';
+import type { Clock } from '../model/clock.js';
 
-/** A clock that tests can drive (DESIGN example 3). */
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+export type { Clock } from '../model/clock.js';
 
 export interface TriggerInfo {
   type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule' | 'rerun';

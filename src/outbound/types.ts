@@ -1,4 +1,4 @@
-import type { Clock } from '../blocks/types.js';
+import type { Clock } from '../model/clock.js';
 
 /** The request the api block hands to the outbound client, after references are resolved. */
 export interface OutboundRequest {

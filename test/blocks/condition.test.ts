@@ -3,6 +3,8 @@ import { conditionBlock, conditionConfigSchema, type ConditionConfig } from '../
 import { blockTypeRegistry } from '../../src/blocks/index.js';
 import { TroupeError } from '../../src/errors.js';
 import { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { routerBlock, routerConfigSchema } from '../../src/blocks/router.js';
 import { makeContext } from './context.js';
 
 describe('blocks/condition', function () {
@@ -89,5 +91,67 @@ describe('blocks/condition', function () {
     expect(issues.map((i) => i.path)).to.deep.equal(['/branches/1/id', '/branches/2/id', '/branches/3/id']);
     expect(issues[0]!.message).to.match(/duplicate/);
     expect(info.handles({ branches: 'nope' })).to.deep.equal([]);
+  });
+});
+
+describe('blocks/condition and router: expressions in the subset run in-process (docs/expressions.md)', function () {
+  this.timeout(10_000);
+  let real: IsolatedVmSandbox;
+  const asked: string[] = [];
+  /** the real sandbox, noting each expression it is asked to evaluate */
+  let counting: Sandbox;
+  before(() => {
+    real = new IsolatedVmSandbox({ poolSize: 1 });
+    counting = {
+      runFunction: (...args) => real.runFunction(...args),
+      evaluate: (expression, bindings, limits) => {
+        asked.push(expression);
+        return real.evaluate(expression, bindings, limits);
+      },
+      dispose: () => Promise.resolve(),
+    };
+  });
+  beforeEach(() => {
+    asked.length = 0;
+  });
+  after(async () => {
+    await real.dispose();
+  });
+
+  const condition = (expression: string) => conditionConfigSchema.parse({ branches: [{ id: 'yes', expression }], else: true });
+
+  it('decides a branch without the sandbox', async () => {
+    // makeContext's default sandbox fails the test if the block asks it anything
+    const ctx = makeContext({ config: condition('<api.status> === 200 && <api.body.tags>.includes("vip")'), outputs: { api: { status: 200, body: { tags: ['vip'] } } } });
+    expect((await conditionBlock.run(ctx)).handles).to.deep.equal(['yes']);
+  });
+
+  it('takes a rules route without the sandbox', async () => {
+    const config = routerConfigSchema.parse({ value: '<api.status> >= 500 ? "retry" : `s${<api.status>}`', routes: [{ id: 'ok', equals: 's200' }, { id: 'retry', equals: 'retry' }] });
+    const result = await routerBlock.run(makeContext({ config, outputs: { api: { status: 200 } } }));
+    expect(result.handles).to.deep.equal(['ok']);
+  });
+
+  it('asks the sandbox for an expression outside the subset, with the same bound source', async () => {
+    const ctx = makeContext({ config: condition('<api.items>.some((i) => i > 2)'), sandbox: counting, outputs: { api: { items: [1, 3] } } });
+    expect((await conditionBlock.run(ctx)).handles).to.deep.equal(['yes']);
+    expect(asked).to.deep.equal(['__ref0.some((i) => i > 2)']);
+  });
+
+  it('leaves a failing evaluation to the sandbox, which names the error as before', async () => {
+    const ctx = makeContext({ config: condition('<api.body>.status === 200'), sandbox: counting, outputs: { api: { body: null } } });
+    const err = await conditionBlock.run(ctx).then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(TroupeError);
+    expect((err as TroupeError).code).to.equal('EXPRESSION_ERROR');
+    expect((err as TroupeError).message).to.equal(`branch "yes": TypeError: Cannot read properties of null (reading 'status')`);
+    expect(asked).to.have.length(1);
+  });
+
+  it('leaves a cancelled evaluation to the sandbox, which answers CANCELLED', async () => {
+    const aborted = new AbortController();
+    aborted.abort();
+    const ctx = makeContext({ config: condition('1 === 1'), sandbox: counting, signal: aborted.signal });
+    const err = await conditionBlock.run(ctx).then(() => undefined, (e: unknown) => e);
+    expect((err as TroupeError).code).to.equal('CANCELLED');
   });
 });

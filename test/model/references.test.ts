@@ -193,6 +193,23 @@ describe('model/references bindCode', () => {
     expect(run("switch ('Paris') { case '<start.city>': return 'yes' } return 'no'", scope)).to.equal('yes');
   });
 
+  it('tells division from a regular expression as JavaScript does, so a reference after a division is bound', () => {
+    // a `/` after `i++` or after an object literal divides; read as the start of a regex, the
+    // quoted reference after it stayed as written
+    expect(run("let i = 4; return i++ / 2 + ' <start.city> ' + 1 / 1", scope)).to.equal('2 Paris 1');
+    expect(run("return [{ a: 4 }][0].a / 2 + ' <start.city> /'", scope)).to.equal('2 Paris /');
+    expect(run("let n = 8; n /= 2; return n + ' <start.city> /'", scope)).to.equal('4 Paris /');
+  });
+
+  it('binds a reference in code that does not tokenize, and leaves the code a syntax error', () => {
+    const evil = '"); process.exit(1); ("';
+    const s: ReferenceScope = { ...scope, outputs: { ...scope.outputs, start: { name: evil } } };
+    for (const src of ['return "Hi <start.name>', 'return `Hi <start.name>', "return 'a' + <start.name> + 'b"]) {
+      expect(bindCode(src, s).source, src).to.not.include('process');
+      expect(() => run(src, s), src).to.throw(SyntaxError);
+    }
+  });
+
   it('avoids identifiers already used by the code', () => {
     const bound = bindCode('const __ref0 = 1; return <start.count> + __ref0', scope);
     expect(bound.source).to.equal('const __ref0 = 1; return ___ref0 + __ref0');

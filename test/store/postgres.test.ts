@@ -1,0 +1,146 @@
+/**
+ * What only the PostgreSQL adapter promises (the store contract covers the port): migrations
+ * under a lock (idempotent, safe for instances starting together, refusing a newer schema),
+ * claims that two instances race for won by exactly one, its error mapping, and openStore's
+ * selection by DATABASE_URL.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import pg from 'pg';
+import type { TroupeError } from '../../src/errors.js';
+import { openStore } from '../../src/store/open.js';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { MIGRATIONS } from '../../src/store/postgres/schema.js';
+import type { Store } from '../../src/store/types.js';
+import { blockLog, execution, rejectsWith } from './contract/context.js';
+import { createTestDatabase, type TestDatabase } from './postgres-db.js';
+
+async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('store: postgres adapter', function () {
+  this.timeout(60_000);
+  let db: TestDatabase;
+  let url: string;
+  const open: Store[] = [];
+
+  async function store(): Promise<Store> {
+    const s = await openPostgresStore(url);
+    open.push(s);
+    return s;
+  }
+
+  before(async () => {
+    db = await createTestDatabase('troupe_pg');
+  });
+  beforeEach(async () => {
+    url = await db.schemaUrl();
+  });
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+  });
+  after(async () => {
+    await db?.drop();
+  });
+
+  it('applies each migration once, even when several instances start together', async () => {
+    const stores = await Promise.all([1, 2, 3, 4].map(() => store()));
+    const versions = await withClient(url, (c) => c.query<{ version: number }>('SELECT version FROM troupe_schema_version ORDER BY version'));
+    expect(versions.rows.map((r) => r.version)).to.deep.equal(MIGRATIONS.map((_, i) => i + 1));
+    await stores[0]?.workflows.create({ id: 'wf', name: 'W', blocks: [], connections: [] });
+    const again = await store();
+    expect((await again.workflows.get('wf'))?.version).to.equal(1);
+  });
+
+  it('has an index for every query: executions by workflow, status and time; logs by order', async () => {
+    await store();
+    const indexes = await withClient(url, (c) => c.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()'));
+    expect(indexes.rows.map((r) => r.indexname)).to.include.members([
+      'executions_by_workflow', 'executions_by_workflow_status', 'executions_by_status', 'block_logs_by_order', 'api_keys_by_workflow',
+      'webhook_events_by_delivery', 'schedule_fires_by_outcome', 'chat_messages_by_workflow',
+    ]);
+  });
+
+  it('refuses a database whose schema is newer than this Troupe', async () => {
+    await (await store()).close();
+    await withClient(url, (c) => c.query('INSERT INTO troupe_schema_version (version, applied_at) VALUES ($1, $2)', [MIGRATIONS.length + 1, new Date().toISOString()]));
+    const err = await rejectsWith(openPostgresStore(url), 'STORE_ERROR');
+    expect(err.message).to.match(/newer than this Troupe/);
+    expect(err.retryable).to.equal(false);
+  });
+
+  it('lets exactly one of two instances win a guarded claim of the same execution', async () => {
+    const [a, b] = [await store(), await store()];
+    await a.executions.create(execution('e1', 'wf', { status: 'running', context: { step: 1 } }));
+    const guard = { status: 'running' as const, context: { step: 1 } };
+    const claims = await Promise.allSettled([a, b, a, b].map((s, i) => s.executions.saveBoundary('e1', {
+      guard, patch: { context: { step: 2, by: i } }, logs: [blockLog(`by${i}`, 1)],
+    })));
+    const won = claims.filter((c) => c.status === 'fulfilled');
+    expect(won).to.have.length(1);
+    for (const c of claims) if (c.status === 'rejected') expect((c.reason as TroupeError).code).to.equal('CONFLICT');
+    const rec = await b.executions.get('e1');
+    expect(rec?.logs).to.have.length(1);
+    expect((rec?.context as { by: number }).by).to.equal(Number(rec?.logs[0]?.blockId.slice(2)));
+  });
+
+  it('lets one of two instances fire a due time, and de-duplicates one delivery across instances', async () => {
+    const [a, b] = [await store(), await store()];
+    await a.schedules.put('wf', [{ triggerId: 't', version: 1, spec: '* * * * *|UTC' }], '2024-01-01T00:00:00.000Z');
+    const fire = (s: Store, i: number) => s.schedules.claim({ workflowId: 'wf', triggerId: 't', dueAt: '2024-01-01T00:01:00.000Z', executionId: `x${i}`, outcome: 'claimed', firedAt: '2024-01-01T00:01:00.001Z' });
+    expect((await Promise.all([a, b, a, b].map(fire))).filter(Boolean)).to.have.length(1);
+    const event = (i: number) => ({
+      id: `ev${i}`, workflowId: 'wf', triggerId: 'h', version: 1, deliveryId: 'd-1', payload: { i }, receivedAt: '2024-01-01T00:00:00.000Z',
+      status: 'pending' as const, executionId: `x${i}`, announced: false,
+    });
+    const accepted = await Promise.all([a, b, a, b].map((s, i) => s.webhooks.accept(event(i), '2023-12-31T00:00:00.000Z')));
+    expect(accepted.filter((r) => !r.duplicate)).to.have.length(1);
+    expect(new Set(accepted.map((r) => r.event.id)).size).to.equal(1);
+  });
+
+  it('maps what the server refuses to STORE_ERROR, not retryable, with its SQLSTATE', async () => {
+    const s = await store();
+    // PostgreSQL text cannot hold a NUL character; SQLite can (a known difference)
+    const err = await rejectsWith(s.secrets.put('NUL', 'a\u0000b'), 'STORE_ERROR');
+    expect(err.retryable).to.equal(false);
+    expect(err.details).to.deep.include({ sqlstate: '22021' });
+  });
+
+  it('answers ping while open, and STORE_ERROR once closed', async () => {
+    const s = await openPostgresStore(url);
+    await s.ping();
+    await s.close();
+    await s.close();
+    const err = await rejectsWith(s.ping(), 'STORE_ERROR');
+    expect(err.retryable).to.equal(false);
+  });
+
+  it('rejects with a retryable STORE_ERROR when no server answers, never showing the password', async () => {
+    const err = await rejectsWith(openPostgresStore('postgres://u:s3cr3t-pw@127.0.0.1:1/x', { connectionTimeoutMillis: 2000 }), 'STORE_ERROR');
+    expect(err.retryable).to.equal(true);
+    expect(err.message).to.include('postgres://u:***@127.0.0.1:1/x');
+    expect(err.message).not.to.include('s3cr3t-pw');
+    await rejectsWith(openPostgresStore('mysql://127.0.0.1/x'), 'STORE_ERROR');
+  });
+
+  it('is what openStore opens for DATABASE_URL, and openStore refuses it with MONGODB_URL', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'troupe-pg-open-'));
+    try {
+      const s = await openStore({ dataDir, databaseUrl: url });
+      open.push(s);
+      expect(s.kind).to.equal('postgres');
+      await rejectsWith(openStore({ dataDir, databaseUrl: url, mongodbUrl: 'mongodb://127.0.0.1:1/x' }), 'INVALID_CONFIG');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -90,6 +90,18 @@ describe('troupe serve with DATABASE_URL (PostgreSQL, child process)', function 
     expect(record.body).to.include({ id, workflowId: 'greet', status: 'completed' });
     expect((record.body.logs as { blockId: string }[]).map((l) => l.blockId)).to.deep.equal(['start', 'shout', 'reply']);
 
+    // async: the record is written by the runtime's boundary batches, then read back
+    const ack = await call(a.url, 'POST', '/api/workflows/greet/execute', { apiKey, body: { input: { who: 'eve' }, async: true } });
+    expect(ack.status, JSON.stringify(ack.body)).to.equal(202);
+    const asyncId = ack.body.executionId as string;
+    let done: any;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      done = (await call(a.url, 'GET', `/api/executions/${asyncId}`, { token: TOKEN })).body;
+      if (done.status === 'completed' || done.status === 'failed') break;
+    }
+    expect(done.status, JSON.stringify(done)).to.equal('completed');
+    expect(done.output.body).to.deep.equal({ said: 'hello eve', len: secretValue.length });
+
     // another instance with a data dir of its own, on the same database, while the first runs
     const b = await serve();
     const seen = await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN });

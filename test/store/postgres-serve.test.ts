@@ -100,7 +100,7 @@ describe('troupe serve with DATABASE_URL (PostgreSQL, child process)', function 
       if (done.status === 'completed' || done.status === 'failed') break;
     }
     expect(done.status, JSON.stringify(done)).to.equal('completed');
-    expect(done.output.body).to.deep.equal({ said: 'hello eve', len: secretValue.length });
+    expect(done.output).to.deep.equal({ status: 200, headers: {}, data: { said: 'hello eve', len: secretValue.length } });
 
     // another instance with a data dir of its own, on the same database, while the first runs
     const b = await serve();

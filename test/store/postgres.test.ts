@@ -115,6 +115,36 @@ describe('store: postgres adapter', function () {
     expect(err.details).to.deep.include({ sqlstate: '22021' });
   });
 
+  it('survives its connections being killed, idle or inside a transaction: a retryable STORE_ERROR, then works again', async () => {
+    const warnings: string[] = [];
+    const s = await openPostgresStore(url, { onWarning: (m) => warnings.push(m) });
+    open.push(s);
+    await s.executions.create(execution('e1', 'wf', { status: 'running' }));
+    await withClient(url, async (locker) => {
+      // an outside transaction holds the row, so the boundary's transaction waits on its lock
+      await locker.query('BEGIN');
+      await locker.query("SELECT 1 FROM executions WHERE id = 'e1' FOR UPDATE");
+      const pending = s.executions.saveBoundary('e1', { patch: { status: 'completed' } });
+      let killed = 0;
+      for (let i = 0; i < 100 && killed === 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const r = await locker.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'troupe' AND wait_event_type = 'Lock' AND datname = current_database()");
+        killed = r.rowCount ?? 0;
+      }
+      expect(killed, 'the waiting transaction was found').to.equal(1);
+      const err = await rejectsWith(pending, 'STORE_ERROR');
+      expect(err.retryable).to.equal(true);
+      await locker.query('ROLLBACK');
+      // the idle ones too: the pool drops them and says so
+      await locker.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'troupe' AND state = 'idle' AND datname = current_database()");
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(warnings.join('\n')).to.match(/PostgreSQL connection lost/);
+    await s.ping();
+    await s.executions.saveBoundary('e1', { patch: { status: 'completed' } });
+    expect((await s.executions.get('e1'))?.status).to.equal('completed');
+  });
+
   it('answers ping while open, and STORE_ERROR once closed', async () => {
     const s = await openPostgresStore(url);
     await s.ping();

@@ -27,6 +27,24 @@ export interface Querier {
   query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult<R>>;
 }
 
+/**
+ * A client taken from the pool for several statements. A connection that dies while it is out
+ * emits 'error' on it (an unhandled one would end the process); the statement in flight fails
+ * anyway, so the listener only has to exist. Returns the release that also removes it.
+ */
+async function checkOut(pool: pg.Pool): Promise<{ client: PoolClient; release: (broken?: Error) => void }> {
+  const client = await pool.connect();
+  const ignore = (): void => undefined;
+  client.on('error', ignore);
+  return {
+    client,
+    release: (broken) => {
+      client.removeListener('error', ignore);
+      client.release(broken);
+    },
+  };
+}
+
 export class Pg implements Querier {
   constructor(readonly pool: pg.Pool) {}
 
@@ -40,16 +58,15 @@ export class Pg implements Querier {
    */
   async tx<T>(fn: (q: Querier) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const { client, release } = await checkOut(this.pool);
       try {
         await client.query('BEGIN');
         const out = await fn(client);
         await client.query('COMMIT');
-        client.release();
+        release();
         return out;
       } catch (err) {
-        const broken = await rollback(client);
-        client.release(broken);
+        release(await rollback(client));
         const state = sqlState(err);
         if (attempt >= TX_ATTEMPTS || state === undefined || !state.startsWith('40')) throw err;
       }
@@ -91,7 +108,7 @@ export function createPool(url: string, opts: PgPoolOptions): pg.Pool {
 
 /** Applies the migrations this database lacks; refuses a database of a newer Troupe. */
 export async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   let broken: Error | undefined;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -111,7 +128,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     broken = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
-    client.release(broken !== undefined && !(broken instanceof TroupeError));
+    release(broken !== undefined && !(broken instanceof TroupeError) ? broken : undefined);
   }
 }
 

@@ -120,6 +120,8 @@ describe('store: postgres adapter', function () {
     const s = await openPostgresStore(url, { onWarning: (m) => warnings.push(m) });
     open.push(s);
     await s.executions.create(execution('e1', 'wf', { status: 'running' }));
+    // several pooled connections, so some are idle while the transaction below holds one
+    await Promise.all([s.ping(), s.ping(), s.ping()]);
     await withClient(url, async (locker) => {
       // an outside transaction holds the row, so the boundary's transaction waits on its lock
       await locker.query('BEGIN');

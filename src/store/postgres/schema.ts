@@ -122,6 +122,7 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, trigger_id, due_at)
   );
   CREATE INDEX schedule_fires_by_outcome ON schedule_fires (outcome, fired_at);
+  CREATE INDEX schedule_fires_by_due ON schedule_fires (due_at);
   CREATE TABLE scheduler_heartbeat (
     id ${T} PRIMARY KEY,
     at ${T} NOT NULL

@@ -13,12 +13,13 @@ export interface BoundaryWrites {
   /** the INSERT's parameters of the record to create, or null */
   create: unknown[] | null;
   guard: { status: string; context: string | null } | null;
-  /** the patch, the dropped logs, the log and event upserts, in this order */
+  patch: Statement | null;
+  /** after the patch: the dropped logs, the log and event upserts, in this order */
   statements: Statement[];
 }
 
 export function boundaryWrites(id: string, create: unknown[] | null, guard: BoundaryWrites['guard'], patch: Statement | null, batch: BoundaryBatch): BoundaryWrites {
-  const statements: Statement[] = patch === null ? [] : [patch];
+  const statements: Statement[] = [];
   const drops = (batch.dropLogs ?? []).map((d) => [d.blockId, iterationKey(d.iteration)] as const);
   if (drops.length > 0) {
     statements.push({
@@ -48,7 +49,7 @@ export function boundaryWrites(id: string, create: unknown[] | null, guard: Boun
       params: [id, events.map((e) => e.ev.seq), events.map((e) => e.ev.event), events.map((e) => toJson(e.ev.data)), events.map((e) => iso(e.ev.at))],
     });
   }
-  return { id, create, guard, statements };
+  return { id, create, guard, patch, statements };
 }
 
 /** Entries in first-seen order of their key, each with its last value. */

@@ -28,6 +28,26 @@ export interface Querier {
 }
 
 /**
+ * Every statement runs as a named prepared statement: each connection parses and plans a text
+ * once, not at every boundary. The texts are the adapter's own, in a few shapes (patches and
+ * list filters vary by the fields given), so the names stay few.
+ */
+const statementNames = new Map<string, string>();
+
+function named(sql: string, params: readonly unknown[]): pg.QueryConfig {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `troupe_${statementNames.size}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: params as unknown[] };
+}
+
+function prepared(client: PoolClient): Querier {
+  return { query: (sql, params = []) => client.query(named(sql, params)) };
+}
+
+/**
  * A client taken from the pool for several statements. A connection that dies while it is out
  * emits 'error' on it (an unhandled one would end the process); the statement in flight fails
  * anyway, so the listener only has to exist. Returns the release that also removes it.
@@ -49,7 +69,7 @@ export class Pg implements Querier {
   constructor(readonly pool: pg.Pool) {}
 
   query<R extends QueryResultRow = QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>(sql, params as unknown[]);
+    return this.pool.query<R>(named(sql, params));
   }
 
   /**
@@ -61,7 +81,7 @@ export class Pg implements Querier {
       const { client, release } = await checkOut(this.pool);
       try {
         await client.query('BEGIN');
-        const out = await fn(client);
+        const out = await fn(prepared(client));
         await client.query('COMMIT');
         release();
         return out;

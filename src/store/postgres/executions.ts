@@ -17,6 +17,7 @@ import type { BoundaryWrites } from './boundary.js';
 
 const COLUMNS = ['id', 'workflow_id', 'version', 'status', 'trigger', 'input', 'output', 'error', 'started_at', 'ended_at', 'duration_ms', 'context', 'created_at'] as const;
 const LIST_COLUMNS = COLUMNS.map((c) => (c === 'context' ? 'NULL AS context' : c)).join(', ');
+const LOCK_EXECUTION = 'SELECT 1 FROM executions WHERE id = $1 FOR UPDATE';
 const INSERT_EXECUTION = `INSERT INTO executions (${COLUMNS.join(', ')})
   VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
 
@@ -145,19 +146,26 @@ export class PgExecutions implements ExecutionRepo {
 
 /** Writes one item; Refused when its record is missing, exists already, or changed meanwhile. */
 async function runBoundary(q: Querier, w: BoundaryWrites): Promise<void> {
+  let patched = false;
   if (w.create !== null) {
     const inserted = await q.query(INSERT_EXECUTION, w.create);
     if (inserted.rowCount === 0) throw new Refused(conflict('execution', w.id));
   }
-  if (w.create === null || w.guard !== null) {
+  if (w.guard !== null) {
     // the row lock: a racing claim on the same execution waits here, then reads what this one wrote
     const { rows } = await q.query<{ status: string; context: string | null }>('SELECT status, context FROM executions WHERE id = $1 FOR UPDATE', [w.id]);
     const row = rows[0];
     if (row === undefined) throw new Refused(notFound('execution', w.id));
-    if (w.guard !== null && (row.status !== w.guard.status || row.context !== w.guard.context)) {
+    if (row.status !== w.guard.status || row.context !== w.guard.context) {
       throw new Refused(new TroupeError('CONFLICT', `execution ${w.id} changed meanwhile`, { details: { id: w.id } }));
     }
+  } else if (w.create === null) {
+    // the patch's UPDATE (or a locking read without one) says whether the record exists: one round trip for both
+    const found = w.patch === null ? await q.query(LOCK_EXECUTION, [w.id]) : await q.query(w.patch.sql, w.patch.params);
+    if (found.rowCount === 0) throw new Refused(notFound('execution', w.id));
+    patched = w.patch !== null;
   }
+  if (w.patch !== null && !patched) await q.query(w.patch.sql, w.patch.params);
   for (const s of w.statements) await q.query(s.sql, s.params);
 }
 

@@ -107,6 +107,32 @@ describe('store: postgres adapter', function () {
     expect(new Set(accepted.map((r) => r.event.id)).size).to.equal(1);
   });
 
+  it('writes a group commit of mixed items: creates, patches of different shapes, one execution twice in order', async () => {
+    const s = await store();
+    await s.executions.create(execution('old', 'wf', { status: 'running' }));
+    const ev = (id: string, seq: number) => ({ executionId: id, seq, event: 'block.completed', data: { seq }, at: '2024-01-01T00:00:00.000Z' });
+    const results = await s.executions.saveBoundaries([
+      { id: 'n1', batch: { create: execution('n1', 'wf', { status: 'running' }), logs: [blockLog('a', 1)], events: [ev('n1', 1)] } },
+      { id: 'old', batch: { patch: { status: 'completed', output: { done: true }, durationMs: 12.5 }, logs: [blockLog('a', 1), blockLog('b', 2)], events: [ev('old', 1), ev('old', 2)] } },
+      { id: 'n2', batch: { create: execution('n2', 'wf'), patch: { status: 'failed', error: { code: 'X' }, version: 3 } } },
+    ]);
+    expect(results).to.deep.equal([null, null, null]);
+    const [n1, old, n2] = await Promise.all(['n1', 'old', 'n2'].map((id) => s.executions.get(id)));
+    expect(n1?.logs.map((l) => l.blockId)).to.deep.equal(['a']);
+    expect(old).to.deep.include({ status: 'completed', output: { done: true }, durationMs: 12.5 });
+    expect(old?.logs.map((l) => l.blockId)).to.deep.equal(['a', 'b']);
+    expect((await s.executions.listEvents('old')).map((e) => e.seq)).to.deep.equal([1, 2]);
+    expect(n2).to.deep.include({ status: 'failed', error: { code: 'X' }, version: 3 });
+    // the same execution twice in one call: the second item sees the first
+    const twice = await s.executions.saveBoundaries([
+      { id: 'n3', batch: { create: execution('n3', 'wf') } },
+      { id: 'n3', batch: { guard: { status: 'queued', context: null }, patch: { status: 'running' } } },
+      { id: 'n3', batch: { create: execution('n3', 'wf') } },
+    ]);
+    expect(twice.map((r) => (r as TroupeError | null)?.code ?? null)).to.deep.equal([null, null, 'CONFLICT']);
+    expect((await s.executions.get('n3'))?.status).to.equal('running');
+  });
+
   it('maps what the server refuses to STORE_ERROR, not retryable, with its SQLSTATE', async () => {
     const s = await store();
     // PostgreSQL text cannot hold a NUL character; SQLite can (a known difference)

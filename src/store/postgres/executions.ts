@@ -1,10 +1,10 @@
 /**
- * Executions, block logs and events. A boundary batch is one transaction that first locks the
- * execution's row (SELECT … FOR UPDATE): two instances racing for the same guarded claim are
- * serialized there, and the second sees the first one's write and is refused with CONFLICT.
+ * Executions, block logs and events. A boundary batch (or a group of them) is one transaction
+ * that locks the execution rows it writes (SELECT … FOR UPDATE, boundary.ts): two instances
+ * racing for the same guarded claim are serialized there, and the second sees the first one's
+ * write and is refused with CONFLICT.
  */
-import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, contextText, decodeCursor, encodeCursor, fromJson, iso, notFound } from '../shared.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -12,24 +12,16 @@ import type {
 import { executionRow, patchColumns, toExecution } from '../sqlite/execution-rows.js';
 import type { ExecutionRow } from '../sqlite/execution-rows.js';
 import type { Pg, Querier } from './db.js';
-import { boundaryWrites } from './boundary.js';
-import type { BoundaryWrites } from './boundary.js';
+import { itemWrites, Refused, writeGroup } from './boundary.js';
+import type { ItemWrites } from './boundary.js';
 
 const COLUMNS = ['id', 'workflow_id', 'version', 'status', 'trigger', 'input', 'output', 'error', 'started_at', 'ended_at', 'duration_ms', 'context', 'created_at'] as const;
 const LIST_COLUMNS = COLUMNS.map((c) => (c === 'context' ? 'NULL AS context' : c)).join(', ');
-const LOCK_EXECUTION = 'SELECT 1 FROM executions WHERE id = $1 FOR UPDATE';
 const INSERT_EXECUTION = `INSERT INTO executions (${COLUMNS.join(', ')})
   VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
 
 function insertParams(r: ExecutionRow): unknown[] {
   return COLUMNS.map((c) => r[c]);
-}
-
-/** A refused guard or a missing record: the item fails with this error and nothing of it is written. */
-class Refused extends Error {
-  constructor(readonly error: TroupeError) {
-    super(error.message);
-  }
 }
 
 export class PgExecutions implements ExecutionRepo {
@@ -79,41 +71,44 @@ export class PgExecutions implements ExecutionRepo {
   }
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {
-    const writes = this.prepare(id, batch);
+    const writes = itemWrites(id, batch, this.now);
     try {
-      await this.db.tx((q) => runBoundary(q, writes));
+      await this.db.tx((q) => writeGroup(q, [writes]));
     } catch (err) {
       throw err instanceof Refused ? err.error : err;
     }
   }
 
   /**
-   * One transaction for all items. Optimistic first, with no savepoints (what nearly every
-   * group needs); when an item fails, the transaction rolls back and the group runs again with
-   * a savepoint per item, so only the failing items are left out.
+   * One transaction for all items, each kind of write one statement for the whole group
+   * (boundary.ts). When an item fails, the transaction rolls back and the group runs again
+   * with a savepoint per item, so only the failing items are left out.
    */
   async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
     const results: (Error | null)[] = items.map(() => null);
-    const prepared: { index: number; writes: BoundaryWrites }[] = [];
+    const prepared: { index: number; writes: ItemWrites }[] = [];
     items.forEach((item, index) => {
       try {
-        prepared.push({ index, writes: this.prepare(item.id, item.batch) });
+        prepared.push({ index, writes: itemWrites(item.id, item.batch, this.now) });
       } catch (err) {
         results[index] = err instanceof Error ? err : new Error(String(err));
       }
     });
     if (prepared.length === 0) return results;
-    try {
-      await this.db.tx(async (q) => {
-        for (const p of prepared) await runBoundary(q, p.writes);
-      });
-      return results;
-    } catch {
-      await this.db.tx(async (q) => {
-        for (const p of prepared) results[p.index] = await runApart(q, p.writes);
-      });
-      return results;
+    // one execution twice in a call: its items must run in turn, each seeing the one before
+    const distinct = new Set(prepared.map((p) => p.writes.id)).size === prepared.length;
+    if (distinct) {
+      try {
+        await this.db.tx((q) => writeGroup(q, prepared.map((p) => p.writes)));
+        return results;
+      } catch {
+        // some item failed: the next pass finds which
+      }
     }
+    await this.db.tx(async (q) => {
+      for (const p of prepared) results[p.index] = await writeApart(q, p.writes);
+    });
+    return results;
   }
 
   async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {
@@ -134,45 +129,12 @@ export class PgExecutions implements ExecutionRepo {
     );
     return rows.map((r) => toExecution(r, true));
   }
-
-  /** Throws before anything is written when the batch is malformed (or cannot be encoded). */
-  private prepare(id: string, batch: BoundaryBatch): BoundaryWrites {
-    checkBatch(id, batch);
-    const create = batch.create === undefined ? null : insertParams(executionRow(batch.create, iso(batch.create.createdAt ?? this.now().toISOString())));
-    const guard = batch.guard === undefined ? null : { status: batch.guard.status, context: contextText(batch.guard.context) };
-    return boundaryWrites(id, create, guard, batch.patch ? patchStatement(id, batch.patch) : null, batch);
-  }
 }
 
-/** Writes one item; Refused when its record is missing, exists already, or changed meanwhile. */
-async function runBoundary(q: Querier, w: BoundaryWrites): Promise<void> {
-  let patched = false;
-  if (w.create !== null) {
-    const inserted = await q.query(INSERT_EXECUTION, w.create);
-    if (inserted.rowCount === 0) throw new Refused(conflict('execution', w.id));
-  }
-  if (w.guard !== null) {
-    // the row lock: a racing claim on the same execution waits here, then reads what this one wrote
-    const { rows } = await q.query<{ status: string; context: string | null }>('SELECT status, context FROM executions WHERE id = $1 FOR UPDATE', [w.id]);
-    const row = rows[0];
-    if (row === undefined) throw new Refused(notFound('execution', w.id));
-    if (row.status !== w.guard.status || row.context !== w.guard.context) {
-      throw new Refused(new TroupeError('CONFLICT', `execution ${w.id} changed meanwhile`, { details: { id: w.id } }));
-    }
-  } else if (w.create === null) {
-    // the patch's UPDATE (or a locking read without one) says whether the record exists: one round trip for both
-    const found = w.patch === null ? await q.query(LOCK_EXECUTION, [w.id]) : await q.query(w.patch.sql, w.patch.params);
-    if (found.rowCount === 0) throw new Refused(notFound('execution', w.id));
-    patched = w.patch !== null;
-  }
-  if (w.patch !== null && !patched) await q.query(w.patch.sql, w.patch.params);
-  for (const s of w.statements) await q.query(s.sql, s.params);
-}
-
-async function runApart(q: Querier, w: BoundaryWrites): Promise<Error | null> {
+async function writeApart(q: Querier, w: ItemWrites): Promise<Error | null> {
   await q.query('SAVEPOINT item');
   try {
-    await runBoundary(q, w);
+    await writeGroup(q, [w]);
     await q.query('RELEASE SAVEPOINT item');
     return null;
   } catch (err) {
@@ -182,7 +144,7 @@ async function runApart(q: Querier, w: BoundaryWrites): Promise<Error | null> {
   }
 }
 
-export interface Statement {
+interface Statement {
   sql: string;
   params: unknown[];
 }

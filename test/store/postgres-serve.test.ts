@@ -1,7 +1,7 @@
 /**
  * `troupe serve` with DATABASE_URL (child process) against a database of the test's own: a
  * create → deploy → execute → read record round trip, the record readable by a second
- * instance on another data dir (the SQLite data-dir lock does not apply), and no API key or
+ * instance on the same data dir (the SQLite data-dir lock does not apply), and no API key or
  * secret value in plaintext anywhere in the database.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,8 +60,7 @@ describe('troupe serve with DATABASE_URL (PostgreSQL, child process)', function 
     await db?.drop();
   });
 
-  function serve(): Promise<ServeProcess> {
-    const dir = mkdtempSync(join(tmpdir(), 'troupe-pg-serve-'));
+  function serve(dir = mkdtempSync(join(tmpdir(), 'troupe-pg-serve-'))): Promise<ServeProcess> {
     dirs.push(dir);
     return startServe(dir, [], { DATABASE_URL: db.url, TROUPE_ADMIN_TOKEN: TOKEN, TROUPE_SECRET_KEY: SECRET_KEY }).then((p) => {
       procs.push(p);
@@ -102,8 +101,9 @@ describe('troupe serve with DATABASE_URL (PostgreSQL, child process)', function 
     expect(done.status, JSON.stringify(done)).to.equal('completed');
     expect(done.output).to.deep.equal({ status: 200, headers: {}, data: { said: 'hello eve', len: secretValue.length } });
 
-    // another instance with a data dir of its own, on the same database, while the first runs
-    const b = await serve();
+    // another instance on the same data dir and database, while the first runs: the SQLite
+    // data-dir lock (one service per SQLite store) does not apply to a shared store
+    const b = await serve(dirs[0]);
     const seen = await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN });
     expect(seen.status).to.equal(200);
     expect(seen.body.status).to.equal('completed');

@@ -107,6 +107,32 @@ describe('store: postgres adapter', function () {
     expect(new Set(accepted.map((r) => r.event.id)).size).to.equal(1);
   });
 
+  it('lets one of several workflows racing from two instances take a chat subdomain or a webhook path (CONFLICT for the others)', async () => {
+    const [a, b] = [await store(), await store()];
+    const T0 = '2024-01-01T00:00:00.000Z';
+    const chat = (workflowId: string) => ({
+      workflowId, subdomain: 'support', auth: { mode: 'public' as const }, branding: { title: workflowId }, createdAt: T0, updatedAt: T0,
+    });
+    for (let round = 0; round < 3; round++) {
+      const subdomain = `support${round}`;
+      const puts = await Promise.allSettled(['w1', 'w2', 'w3', 'w4'].map((wf, i) => (i % 2 ? a : b).chats.put({ ...chat(wf), subdomain })));
+      expect(puts.filter((p) => p.status === 'fulfilled'), `round ${round}`).to.have.length(1);
+      for (const p of puts) if (p.status === 'rejected') expect((p.reason as TroupeError).code).to.equal('CONFLICT');
+      const routes = await Promise.allSettled(['w1', 'w2', 'w3', 'w4'].map((wf, i) => (i % 2 ? a : b).webhooks.putRoutes(wf, [{ path: `hooks/${round}`, triggerId: 't' }])));
+      expect(routes.filter((p) => p.status === 'fulfilled'), `round ${round}`).to.have.length(1);
+      for (const p of routes) if (p.status === 'rejected') expect((p.reason as TroupeError).code).to.equal('CONFLICT');
+    }
+  });
+
+  it('gives concurrent memory appends from two instances distinct, consecutive seqs', async () => {
+    const [a, b] = [await store(), await store()];
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).memories.append('wf', 'c', [{ role: 'user', content: `m${i}` }, { role: 'assistant', content: `r${i}` }], Infinity)));
+    const all = await a.memories.list('wf', 'c');
+    expect(all.map((e) => e.seq)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
+    // each append's two entries are adjacent: appends never interleave
+    for (let i = 0; i < 40; i += 2) expect(all[i + 1]?.content.slice(1)).to.equal(all[i]?.content.slice(1));
+  });
+
   it('writes a group commit of mixed items: creates, patches of different shapes, one execution twice in order', async () => {
     const s = await store();
     await s.executions.create(execution('old', 'wf', { status: 'running' }));

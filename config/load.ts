@@ -8,6 +8,8 @@ export interface Config {
   dataDir: string;
   natsUrl: string | undefined;
   mongodbUrl: string | undefined;
+  /** PostgreSQL store (`postgres://…`); never set together with mongodbUrl */
+  databaseUrl: string | undefined;
   adminToken: string | undefined;
   secretKey: string | undefined;
   chatHost: string;
@@ -50,8 +52,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     if (value !== undefined && value !== '') raw[key] = value;
   }
   const parsed = envSchema.safeParse(raw);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`);
+  const lines = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`);
+  // two shared stores: which one the instances share would be a guess
+  if (raw.DATABASE_URL !== undefined && raw.MONGODB_URL !== undefined) {
+    lines.push('DATABASE_URL and MONGODB_URL: both are set, but the service uses one store: unset one of them');
+  }
+  if (!parsed.success || lines.length > 0) {
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return Object.freeze(toConfig(parsed.data));
@@ -64,6 +70,7 @@ function toConfig(e: Env): Config {
     dataDir: e.TROUPE_DATA_DIR,
     natsUrl: e.NATS_URL,
     mongodbUrl: e.MONGODB_URL,
+    databaseUrl: e.DATABASE_URL,
     adminToken: e.TROUPE_ADMIN_TOKEN,
     secretKey: e.TROUPE_SECRET_KEY,
     chatHost: e.TROUPE_CHAT_HOST,

@@ -44,6 +44,11 @@ export const envSchema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL')
     .optional(),
+  // the PostgreSQL store (shared by several instances); with MONGODB_URL as well, load.ts stops the start
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   // a client's Authorization header cannot carry the spaces: every admin request would get 401
   TROUPE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').regex(/^\S+$/, 'must not contain spaces or other whitespace').optional(),
   TROUPE_SECRET_KEY: z.string().min(16, 'must be at least 16 characters').optional(),

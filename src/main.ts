@@ -15,7 +15,7 @@ import type { SecretSource } from './runtime/types.js';
 import { IsolatedVmSandbox } from './sandbox/isolated.js';
 import { requeueAwareExecutions } from './server/recovery.js';
 import { TrackedEngine } from './server/tracked-engine.js';
-import { openStore as openConfiguredStore } from './store/open.js';
+import { openStore as openConfiguredStore, storeVariable } from './store/open.js';
 import type { Store } from './store/types.js';
 
 /** Everything a process runs on. main.ts is the only module that chooses adapters (DESIGN). */
@@ -39,8 +39,9 @@ export async function openBus(config: Readonly<Config>, onWarning?: (message: st
 
 /** `onWarning` hears what goes wrong off the request path (a failed WAL checkpoint). */
 export async function openStore(config: Readonly<Config>, onWarning?: (message: string) => void): Promise<Store> {
-  const opened = openConfiguredStore({ mongodbUrl: config.mongodbUrl, dataDir: config.dataDir, ...(onWarning ? { onWarning } : {}) });
-  return naming(config.mongodbUrl ? 'MONGODB_URL' : 'TROUPE_DATA_DIR', opened);
+  const selection = { mongodbUrl: config.mongodbUrl, databaseUrl: config.databaseUrl };
+  const opened = openConfiguredStore({ ...selection, dataDir: config.dataDir, ...(onWarning ? { onWarning } : {}) });
+  return naming(storeVariable(selection), opened);
 }
 
 /** A start-up failure names the setting that led to it, as a bad value's message does (SPEC §6). */

@@ -40,7 +40,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     throw new TroupeError(
       'CONFLICT',
       `the data dir ${dataDir} is in use by another troupe serve: its SQLite store belongs to one service at a time `
-        + '(stop that one, or give this one another TROUPE_DATA_DIR; several instances share a MongoDB store)',
+        + '(stop that one, or give this one another TROUPE_DATA_DIR; several instances share a PostgreSQL store, DATABASE_URL, or a MongoDB one)',
       { details: { dataDir } },
     );
   }

@@ -42,7 +42,8 @@ export interface Service {
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const { logger } = options;
   // before anything reads the store: recovery would take another live service's runs for orphans
-  const lock = config.mongodbUrl === undefined ? lockDataDir(config.dataDir) : undefined;
+  // (a shared store, PostgreSQL or MongoDB, is meant for several instances and takes no lock)
+  const lock = config.mongodbUrl === undefined && config.databaseUrl === undefined ? lockDataDir(config.dataDir) : undefined;
   let runtime: Runtime;
   let secrets: ServiceSecrets;
   try {
@@ -90,7 +91,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
-    const sweep = runtime.store.kind === 'mongodb' ? startSweep(runtime, logger, launch) : undefined;
+    const sweep = runtime.store.kind !== 'sqlite' ? startSweep(runtime, logger, launch) : undefined;
     // accepted webhook events left pending (a crash, back-pressure) start from here
     services.webhooks.startSweeper();
     services.schedules.start();
@@ -128,7 +129,7 @@ function recover(runtime: Runtime, logger: Logger, shared: boolean, launch: Laun
       events: { bus: runtime.bus, prefix: runtime.config.busPrefix },
     },
     {
-      mode: shared || runtime.store.kind === 'mongodb' ? 'shared' : 'exclusive',
+      mode: shared || runtime.store.kind !== 'sqlite' ? 'shared' : 'exclusive',
       // past its time limit an execution cannot still be running on a live instance
       staleAfterMs: runtime.config.executionTimeoutMs + SHARED_SWEEP_MS,
       executionTimeoutMs: runtime.config.executionTimeoutMs,

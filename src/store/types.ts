@@ -307,7 +307,7 @@ export interface MemoryRepo {
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
-  readonly kind: 'sqlite' | 'mongodb';
+  readonly kind: 'sqlite' | 'mongodb' | 'postgres';
   readonly workflows: WorkflowRepo;
   readonly deployments: DeploymentRepo;
   readonly apiKeys: ApiKeyRepo;

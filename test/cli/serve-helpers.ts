@@ -19,7 +19,7 @@ export interface ServeProcess {
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(TROUPE_|OPENAI_|ANTHROPIC_)/.test(k) && k !== 'NATS_URL' && k !== 'MONGODB_URL') env[k] = v;
+    if (!/^(TROUPE_|OPENAI_|ANTHROPIC_)/.test(k) && k !== 'NATS_URL' && k !== 'MONGODB_URL' && k !== 'DATABASE_URL') env[k] = v;
   }
   return { ...env, TROUPE_PORT: '0', TROUPE_LOG_LEVEL: 'warn', ...extra };
 }

@@ -91,4 +91,19 @@ describe('config: loadConfig', () => {
     for (const [url, message] of refused) expect(() => loadConfig({ NATS_URL: url }), url).to.throw(ConfigError, message);
     expect(() => loadConfig({ NATS_URL: 'nats://alice:hunter2pass@h:99999' })).to.throw(ConfigError).that.satisfies((e: Error) => !e.message.includes('hunter2pass'));
   });
+
+  it('takes DATABASE_URL as a postgres:// or postgresql:// URL, and refuses it together with MONGODB_URL naming both', () => {
+    expect(loadConfig({}).databaseUrl).to.equal(undefined);
+    expect(loadConfig({ DATABASE_URL: 'postgres://troupe:pw@db.internal:5432/troupe' }).databaseUrl).to.equal('postgres://troupe:pw@db.internal:5432/troupe');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://127.0.0.1/troupe' }).databaseUrl).to.equal('postgresql://127.0.0.1/troupe');
+    for (const bad of ['mysql://127.0.0.1/troupe', '127.0.0.1:5432', 'postgres://']) {
+      expect(() => loadConfig({ DATABASE_URL: bad }), bad).to.throw(ConfigError, /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    }
+    const both = { DATABASE_URL: 'postgres://127.0.0.1/troupe', MONGODB_URL: 'mongodb://127.0.0.1/troupe' };
+    expect(() => loadConfig(both)).to.throw(ConfigError, /DATABASE_URL and MONGODB_URL: both are set/);
+    // the other variables' problems are still listed with it
+    expect(() => loadConfig({ ...both, TROUPE_PORT: 'x' })).to.throw(ConfigError, /TROUPE_PORT[\s\S]*DATABASE_URL and MONGODB_URL/);
+    // an empty variable counts as unset
+    expect(loadConfig({ ...both, MONGODB_URL: '' }).databaseUrl).to.equal('postgres://127.0.0.1/troupe');
+  });
 });

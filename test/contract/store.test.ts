@@ -1,15 +1,20 @@
 /**
- * One contract for every Store adapter: always against SQLite (a fresh file per test), and
- * against MongoDB when MONGODB_URL is set (a fresh database per test, dropped afterwards).
+ * One contract for every Store adapter: always against SQLite (a fresh file per test) and
+ * PostgreSQL (a database of this run, a fresh schema per test; no server is a failure, see
+ * test/store/postgres-db.ts), and against MongoDB when MONGODB_URL is set (a fresh database per
+ * test, dropped afterwards).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { openMongoStore } from '../../src/store/mongo/index.js';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/types.js';
 import { TestClock } from '../store/contract/context.js';
+import { createTestDatabase } from '../store/postgres-db.js';
+import type { TestDatabase } from '../store/postgres-db.js';
 import type { ContractContext, MakeHarness, StoreHarness } from '../store/contract/context.js';
 import { chatsContract } from '../store/contract/chats.js';
 import { executionsContract } from '../store/contract/executions.js';
@@ -86,6 +91,27 @@ storeContract('sqlite (writes on the calling thread)', async () => {
     open: async (now) => openSqliteStore(file, { now, writerThread: false }),
     destroy: async () => rmSync(dir, { recursive: true, force: true }),
   };
+});
+
+describe('store contract on PostgreSQL', function () {
+  let db: TestDatabase | undefined;
+  before(async function () {
+    this.timeout(30_000);
+    db = await createTestDatabase('troupe_contract');
+  });
+  after(async function () {
+    this.timeout(30_000);
+    await db?.drop();
+  });
+  storeContract('postgres', async () => {
+    if (db === undefined) throw new Error('the test database was not created');
+    const url = await db.schemaUrl();
+    return {
+      open: async (now) => openPostgresStore(url, { now }),
+      // the schema goes with the database at the end
+      destroy: async () => undefined,
+    };
+  });
 });
 
 const mongoUrl = process.env.MONGODB_URL;

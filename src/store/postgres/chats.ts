@@ -1,0 +1,166 @@
+import { TroupeError } from '../../errors.js';
+import { conflict, fromJson, iso, toJson } from '../shared.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, Conversation } from '../types.js';
+import type { Pg } from './db.js';
+import { isUniqueViolation } from './errors.js';
+
+interface ChatRow {
+  workflow_id: string;
+  subdomain: string;
+  body: string;
+  created_at: string;
+  updated_at: string;
+  inserted?: boolean;
+}
+
+interface ConversationRow {
+  id: string;
+  workflow_id: string;
+  subdomain: string;
+  owner: string | null;
+  created_at: string;
+  updated_at: string;
+  body: string | null;
+}
+
+interface CodeRow {
+  subdomain: string;
+  email: string;
+  code_hash: string;
+  expires_at: string;
+  attempts: number;
+}
+
+type ChatBody = Pick<ChatDeployment, 'auth' | 'branding' | 'output'>;
+
+function toChat(row: ChatRow): ChatDeployment {
+  const body = fromJson(row.body) as ChatBody;
+  return {
+    workflowId: row.workflow_id, subdomain: row.subdomain, auth: body.auth, branding: body.branding,
+    ...(body.output !== undefined && body.output !== null ? { output: body.output } : {}),
+    createdAt: row.created_at, updatedAt: row.updated_at,
+  };
+}
+
+/** The stored form of a message: its timestamp normalized, no undefined fields. */
+function messageJson(m: ChatMessage): string {
+  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}) });
+}
+
+function subdomainConflict(subdomain: string): TroupeError {
+  return new TroupeError('CONFLICT', `chat subdomain "${subdomain}" is already used by another workflow`, { details: { subdomain } });
+}
+
+const UPSERT_CHAT = `INSERT INTO chat_deployments AS c (workflow_id, subdomain, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (workflow_id) DO UPDATE SET subdomain = excluded.subdomain, body = excluded.body, updated_at = excluded.updated_at
+  RETURNING c.*, (xmax = 0) AS inserted`;
+// codes sent for a subdomain this workflow left, or sent while another workflow held it, sign in nowhere
+const CLEAR_STALE_CODES = 'DELETE FROM chat_codes WHERE (workflow_id = $1 AND subdomain <> $2) OR (subdomain = $2 AND workflow_id IS DISTINCT FROM $1)';
+
+export class PgChats implements ChatRepo {
+  constructor(private readonly db: Pg) {}
+
+  /** The unique subdomain decides between two workflows racing for it: the later insert fails, and its transaction with it. */
+  async put(chat: ChatDeployment): Promise<{ chat: ChatDeployment; created: boolean }> {
+    const body: ChatBody = { auth: chat.auth, branding: chat.branding, ...(chat.output !== undefined ? { output: chat.output } : {}) };
+    const json = toJson(body);
+    try {
+      return await this.db.tx(async (q) => {
+        const holder = await q.query<{ workflow_id: string }>('SELECT workflow_id FROM chat_deployments WHERE subdomain = $1', [chat.subdomain]);
+        if (holder.rows[0] !== undefined && holder.rows[0].workflow_id !== chat.workflowId) throw subdomainConflict(chat.subdomain);
+        const { rows } = await q.query<ChatRow>(UPSERT_CHAT, [chat.workflowId, chat.subdomain, json, iso(chat.createdAt), iso(chat.updatedAt)]);
+        await q.query(CLEAR_STALE_CODES, [chat.workflowId, chat.subdomain]);
+        const row = rows[0] as ChatRow;
+        return { chat: toChat(row), created: row.inserted === true };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'chat_deployments_subdomain_key')) throw subdomainConflict(chat.subdomain);
+      throw err;
+    }
+  }
+
+  async getByWorkflow(workflowId: string): Promise<ChatDeployment | null> {
+    const { rows } = await this.db.query<ChatRow>('SELECT * FROM chat_deployments WHERE workflow_id = $1', [workflowId]);
+    return rows[0] ? toChat(rows[0]) : null;
+  }
+
+  async getBySubdomain(subdomain: string): Promise<ChatDeployment | null> {
+    const { rows } = await this.db.query<ChatRow>('SELECT * FROM chat_deployments WHERE subdomain = $1', [subdomain]);
+    return rows[0] ? toChat(rows[0]) : null;
+  }
+
+  async delete(workflowId: string): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      const removed = await q.query<{ subdomain: string }>('DELETE FROM chat_deployments WHERE workflow_id = $1 RETURNING subdomain', [workflowId]);
+      const subdomain = removed.rows[0]?.subdomain ?? null;
+      await q.query('DELETE FROM chat_messages WHERE workflow_id = $1', [workflowId]);
+      await q.query('DELETE FROM chat_conversations WHERE workflow_id = $1', [workflowId]);
+      // a code left with no workflow (sent before the chat existed) goes with the subdomain too
+      await q.query('DELETE FROM chat_codes WHERE workflow_id = $1 OR subdomain = $2', [workflowId, subdomain]);
+      return subdomain !== null;
+    });
+  }
+
+  async createConversation(c: Conversation): Promise<Conversation> {
+    const messages = c.messages.map(messageJson);
+    await this.db.tx(async (q) => {
+      const inserted = await q.query(`INSERT INTO chat_conversations (id, workflow_id, subdomain, owner, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, [c.id, c.workflowId, c.subdomain, c.owner, iso(c.createdAt), iso(c.updatedAt)]);
+      if (inserted.rowCount === 0) throw conflict('conversation', c.id);
+      await insertMessages(q, c.id, c.workflowId, 0, messages);
+    });
+    return (await this.getConversation(c.id)) as Conversation;
+  }
+
+  /** One statement, so one snapshot: the messages are those of the row read, never half of an append. */
+  async getConversation(id: string): Promise<Conversation | null> {
+    const { rows } = await this.db.query<ConversationRow>(`SELECT c.*, m.body FROM chat_conversations c
+      LEFT JOIN chat_messages m ON m.conversation_id = c.id WHERE c.id = $1 ORDER BY m.seq`, [id]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    const messages = rows.filter((r) => r.body !== null).map((r) => fromJson(r.body) as ChatMessage);
+    return { id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner, messages, createdAt: row.created_at, updatedAt: row.updated_at };
+  }
+
+  /** The conversation's row lock (the UPDATE) puts concurrent appends one after the other. */
+  async appendMessages(id: string, messages: readonly ChatMessage[], updatedAt: string): Promise<boolean> {
+    const bodies = messages.map(messageJson);
+    const at = iso(updatedAt);
+    return this.db.tx(async (q) => {
+      const conv = await q.query<{ workflow_id: string }>('UPDATE chat_conversations SET updated_at = $1 WHERE id = $2 RETURNING workflow_id', [at, id]);
+      const workflowId = conv.rows[0]?.workflow_id;
+      if (workflowId === undefined) return false;
+      const last = await q.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM chat_messages WHERE conversation_id = $1', [id]);
+      await insertMessages(q, id, workflowId, (last.rows[0]?.seq ?? -1) + 1, bodies);
+      return true;
+    });
+  }
+
+  async putCode(code: ChatCode): Promise<void> {
+    await this.db.query(`INSERT INTO chat_codes (subdomain, email, workflow_id, code_hash, expires_at, attempts)
+      VALUES ($1, $2, (SELECT workflow_id FROM chat_deployments WHERE subdomain = $1), $3, $4, $5)
+      ON CONFLICT (subdomain, email) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
+        expires_at = excluded.expires_at, attempts = excluded.attempts`, [code.subdomain, code.email, code.codeHash, iso(code.expiresAt), code.attempts]);
+  }
+
+  async getCode(subdomain: string, email: string): Promise<ChatCode | null> {
+    const { rows } = await this.db.query<CodeRow>('SELECT * FROM chat_codes WHERE subdomain = $1 AND email = $2', [subdomain, email]);
+    const row = rows[0];
+    return row ? { subdomain: row.subdomain, email: row.email, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts } : null;
+  }
+
+  async countAttempt(subdomain: string, email: string): Promise<number> {
+    const { rows } = await this.db.query<{ attempts: number }>('UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = $1 AND email = $2 RETURNING attempts', [subdomain, email]);
+    return rows[0]?.attempts ?? 0;
+  }
+
+  async deleteCode(subdomain: string, email: string): Promise<void> {
+    await this.db.query('DELETE FROM chat_codes WHERE subdomain = $1 AND email = $2', [subdomain, email]);
+  }
+}
+
+async function insertMessages(q: { query: Pg['query'] }, conversationId: string, workflowId: string, first: number, bodies: readonly string[]): Promise<void> {
+  if (bodies.length === 0) return;
+  await q.query(`INSERT INTO chat_messages (conversation_id, seq, workflow_id, body)
+    SELECT $1, $2::int + o - 1, $3, b FROM unnest($4::text[]) WITH ORDINALITY AS t(b, o)`, [conversationId, first, workflowId, bodies]);
+}

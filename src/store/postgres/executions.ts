@@ -1,0 +1,156 @@
+/**
+ * Executions, block logs and events. A boundary batch (or a group of them) is one transaction
+ * that locks the execution rows it writes (SELECT … FOR UPDATE, boundary.ts): two instances
+ * racing for the same guarded claim are serialized there, and the second sees the first one's
+ * write and is refused with CONFLICT.
+ */
+import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso } from '../shared.js';
+import type {
+  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  ExecutionStatus, Now, Page, StatusCursor,
+} from '../types.js';
+import { executionRow, patchColumns, toExecution } from '../sqlite/execution-rows.js';
+import type { ExecutionRow } from '../sqlite/execution-rows.js';
+import type { Pg, Querier } from './db.js';
+import { itemWrites, Refused, writeGroup } from './boundary.js';
+import type { ItemWrites } from './boundary.js';
+
+const COLUMNS = ['id', 'workflow_id', 'version', 'status', 'trigger', 'input', 'output', 'error', 'started_at', 'ended_at', 'duration_ms', 'context', 'created_at'] as const;
+const LIST_COLUMNS = COLUMNS.map((c) => (c === 'context' ? 'NULL AS context' : c)).join(', ');
+const INSERT_EXECUTION = `INSERT INTO executions (${COLUMNS.join(', ')})
+  VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
+
+function insertParams(r: ExecutionRow): unknown[] {
+  return COLUMNS.map((c) => r[c]);
+}
+
+export class PgExecutions implements ExecutionRepo {
+  constructor(private readonly db: Pg, private readonly now: Now) {}
+
+  async create(rec: ExecutionRecord): Promise<ExecutionRecord> {
+    const row = executionRow(rec, iso(rec.createdAt ?? this.now().toISOString()));
+    const inserted = await this.db.query(INSERT_EXECUTION, insertParams(row));
+    if (inserted.rowCount === 0) throw conflict('execution', rec.id);
+    return toExecution(row, true);
+  }
+
+  async update(id: string, patch: ExecutionPatch): Promise<boolean> {
+    const op = patchStatement(id, patch);
+    if (op === null) return (await this.db.query('SELECT 1 FROM executions WHERE id = $1', [id])).rows.length > 0;
+    return ((await this.db.query(op.sql, op.params)).rowCount ?? 0) > 0;
+  }
+
+  async get(id: string): Promise<(ExecutionRecord & { logs: BlockLog[] }) | null> {
+    const { rows } = await this.db.query<ExecutionRow>('SELECT * FROM executions WHERE id = $1', [id]);
+    const row = rows[0];
+    if (!row) return null;
+    const logs = await this.db.query<{ body: string }>('SELECT body FROM block_logs WHERE execution_id = $1 ORDER BY ord, iteration_key, block_id', [id]);
+    return { ...toExecution(row, true), logs: logs.rows.map((r) => fromJson(r.body) as BlockLog) };
+  }
+
+  async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
+    const limit = clampLimit(opts.limit);
+    const params: unknown[] = [workflowId];
+    const where = ['workflow_id = $1'];
+    const add = (clause: (n: number) => string, ...values: unknown[]): void => {
+      where.push(clause(params.length + 1));
+      params.push(...values);
+    };
+    if (opts.status !== undefined) add((n) => `status = $${n}`, opts.status);
+    if (opts.since !== undefined) add((n) => `created_at >= $${n}`, iso(opts.since));
+    if (opts.cursor) {
+      const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
+      add((n) => `(created_at, id) < ($${n}, $${n + 1})`, createdAt, id);
+    }
+    params.push(limit + 1);
+    const sql = `SELECT ${LIST_COLUMNS} FROM executions WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
+    const { rows } = await this.db.query<ExecutionRow>(sql, params);
+    const items = rows.slice(0, limit).map((r) => toExecution(r, false));
+    const last = rows[limit - 1];
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.created_at, last.id]) : null };
+  }
+
+  async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {
+    const writes = itemWrites(id, batch, this.now);
+    try {
+      await this.db.tx((q) => writeGroup(q, [writes]));
+    } catch (err) {
+      throw err instanceof Refused ? err.error : err;
+    }
+  }
+
+  /**
+   * One transaction for all items, each kind of write one statement for the whole group
+   * (boundary.ts). When an item fails, the transaction rolls back and the group runs again
+   * with a savepoint per item, so only the failing items are left out.
+   */
+  async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
+    const results: (Error | null)[] = items.map(() => null);
+    const prepared: { index: number; writes: ItemWrites }[] = [];
+    items.forEach((item, index) => {
+      try {
+        prepared.push({ index, writes: itemWrites(item.id, item.batch, this.now) });
+      } catch (err) {
+        results[index] = err instanceof Error ? err : new Error(String(err));
+      }
+    });
+    if (prepared.length === 0) return results;
+    // one execution twice in a call: its items must run in turn, each seeing the one before
+    const distinct = new Set(prepared.map((p) => p.writes.id)).size === prepared.length;
+    if (distinct) {
+      try {
+        await this.db.tx((q) => writeGroup(q, prepared.map((p) => p.writes)));
+        return results;
+      } catch {
+        // some item failed: the next pass finds which
+      }
+    }
+    await this.db.tx(async (q) => {
+      for (const p of prepared) results[p.index] = await writeApart(q, p.writes);
+    });
+    return results;
+  }
+
+  async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {
+    const { rows } = await this.db.query<{ seq: number; event: string; data: string; at: string }>(
+      'SELECT seq, event, data, at FROM execution_events WHERE execution_id = $1 AND seq > $2 ORDER BY seq',
+      [executionId, afterSeq ?? Number.MIN_SAFE_INTEGER],
+    );
+    return rows.map((r) => ({ executionId, seq: r.seq, event: r.event, data: fromJson(r.data), at: r.at }));
+  }
+
+  async listByStatus(statuses: readonly ExecutionStatus[], limit: number, after?: StatusCursor): Promise<ExecutionRecord[]> {
+    if (statuses.length === 0) return [];
+    const past = after === undefined ? '' : ' AND (created_at, id) > ($3, $4)';
+    const params: unknown[] = [[...statuses], clampLimit(limit)];
+    if (after !== undefined) params.push(after.createdAt, after.id);
+    const { rows } = await this.db.query<ExecutionRow>(
+      `SELECT * FROM executions WHERE status = ANY($1::text[])${past} ORDER BY created_at, id LIMIT $2`, params,
+    );
+    return rows.map((r) => toExecution(r, true));
+  }
+}
+
+async function writeApart(q: Querier, w: ItemWrites): Promise<Error | null> {
+  await q.query('SAVEPOINT item');
+  try {
+    await writeGroup(q, [w]);
+    await q.query('RELEASE SAVEPOINT item');
+    return null;
+  } catch (err) {
+    await q.query('ROLLBACK TO SAVEPOINT item');
+    if (err instanceof Refused) return err.error;
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+function patchStatement(id: string, patch: ExecutionPatch): Statement | null {
+  const cols = patchColumns(patch);
+  if (cols.length === 0) return null;
+  return { sql: `UPDATE executions SET ${cols.map(([c], i) => `${c} = $${i + 1}`).join(', ')} WHERE id = $${cols.length + 1}`, params: [...cols.map(([, v]) => v), id] };
+}

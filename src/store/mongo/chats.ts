@@ -7,9 +7,9 @@
 import type { Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import { conflict, fromJson, iso, toJson } from '../shared.js';
-import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, Conversation } from '../types.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, ChatSession, Conversation } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
-import type { ChatCodeDoc, ChatConversationDoc, ChatDeploymentDoc } from './collections.js';
+import type { ChatCodeDoc, ChatConversationDoc, ChatDeploymentDoc, ChatSessionDoc } from './collections.js';
 
 type ChatBody = Pick<ChatDeployment, 'auth' | 'branding' | 'output'>;
 
@@ -32,6 +32,7 @@ function toConversation(doc: ChatConversationDoc): Conversation {
     workflowId: doc.workflowId,
     subdomain: doc.subdomain,
     owner: doc.owner,
+    ...(doc.tokenHash === undefined ? {} : { tokenHash: doc.tokenHash }),
     messages: doc.messages.map((m) => fromJson(m) as ChatMessage),
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
@@ -59,11 +60,13 @@ export class MongoChats implements ChatRepo {
   private readonly chats: Collection<ChatDeploymentDoc>;
   private readonly conversations: Collection<ChatConversationDoc>;
   private readonly codes: Collection<ChatCodeDoc>;
+  private readonly sessions: Collection<ChatSessionDoc>;
 
   constructor(db: Db) {
     this.chats = db.collection<ChatDeploymentDoc>(COLLECTIONS.chatDeployments);
     this.conversations = db.collection<ChatConversationDoc>(COLLECTIONS.chatConversations);
     this.codes = db.collection<ChatCodeDoc>(COLLECTIONS.chatCodes);
+    this.sessions = db.collection<ChatSessionDoc>(COLLECTIONS.chatSessions);
   }
 
   async put(chat: ChatDeployment): Promise<{ chat: ChatDeployment; created: boolean }> {
@@ -117,6 +120,7 @@ export class MongoChats implements ChatRepo {
     // dependents first: an interrupted delete leaves a chat without conversations, never the reverse
     await this.conversations.deleteMany({ workflowId });
     await this.codes.deleteMany(chat ? { $or: [{ workflowId }, { subdomain: chat.subdomain }] } : { workflowId });
+    await this.sessions.deleteMany({ workflowId });
     return (await this.chats.deleteOne({ _id: workflowId })).deletedCount > 0;
   }
 
@@ -126,6 +130,7 @@ export class MongoChats implements ChatRepo {
       workflowId: c.workflowId,
       subdomain: c.subdomain,
       owner: c.owner,
+      ...(c.tokenHash === undefined ? {} : { tokenHash: c.tokenHash }),
       messages: c.messages.map(messageJson),
       createdAt: iso(c.createdAt),
       updatedAt: iso(c.updatedAt),
@@ -184,5 +189,24 @@ export class MongoChats implements ChatRepo {
 
   async deleteCode(subdomain: string, email: string): Promise<void> {
     await this.codes.deleteOne({ _id: codeKey(subdomain, email) });
+  }
+
+  async setConversationToken(id: string, tokenHash: string): Promise<boolean> {
+    return (await this.conversations.updateOne({ _id: id }, { $set: { tokenHash } })).matchedCount === 1;
+  }
+
+  async putSession(session: ChatSession, now: string): Promise<void> {
+    await this.sessions.deleteMany({ expiresAt: { $lt: iso(now) } });
+    const doc: ChatSessionDoc = { _id: session.idHash, workflowId: session.workflowId, subdomain: session.subdomain, email: session.email, expiresAt: iso(session.expiresAt) };
+    await this.sessions.replaceOne({ _id: session.idHash }, doc, { upsert: true });
+  }
+
+  async getSession(idHash: string): Promise<ChatSession | null> {
+    const doc = await this.sessions.findOne({ _id: idHash });
+    return doc ? { idHash: doc._id, workflowId: doc.workflowId, subdomain: doc.subdomain, email: doc.email, expiresAt: doc.expiresAt } : null;
+  }
+
+  async deleteSession(idHash: string): Promise<boolean> {
+    return (await this.sessions.deleteOne({ _id: idHash })).deletedCount > 0;
   }
 }

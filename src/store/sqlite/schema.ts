@@ -218,4 +218,18 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, conversation_id)
   ) STRICT, WITHOUT ROWID;
   `,
+  // Chat ownership and sign-out (SPEC §4.4): a conversation's token hash, and the sessions that
+  // sign-out ends on the server (by the hash of the id their cookie carries).
+  `
+  ALTER TABLE chat_conversations ADD COLUMN token_hash TEXT;
+  CREATE TABLE chat_sessions (
+    id_hash     TEXT PRIMARY KEY,
+    workflow_id TEXT NOT NULL,
+    subdomain   TEXT NOT NULL,
+    email       TEXT,
+    expires_at  TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX chat_sessions_by_workflow ON chat_sessions (workflow_id);
+  CREATE INDEX chat_sessions_by_expiry ON chat_sessions (expires_at);
+  `,
 ];

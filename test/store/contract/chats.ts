@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ChatCode, ChatDeployment, ChatMessage, Conversation } from '../../../src/store/types.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatSession, Conversation } from '../../../src/store/types.js';
 import type { ContractContext } from './context.js';
 import { rejectsWith, workflowDef } from './context.js';
 
@@ -32,8 +32,47 @@ function code(email: string, codeHash = 'h1', subdomain = 'support'): ChatCode {
   return { subdomain, email, codeHash, expiresAt: T2, attempts: 0 };
 }
 
+function session(idHash: string, workflowId = 'wf', expiresAt = T2): ChatSession {
+  return { idHash, workflowId, subdomain: 'support', email: 'a@example.com', expiresAt };
+}
+
 export function chatsContract(ctx: ContractContext): void {
   describe('chats', () => {
+    it('keeps a conversation\'s token hash and replaces it; false for an unknown conversation', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      const created = await s.chats.createConversation({ ...conversation('c1'), tokenHash: 't1' });
+      expect(created.tokenHash).to.equal('t1');
+      expect((await s.chats.getConversation('c1'))?.tokenHash).to.equal('t1');
+      expect(await s.chats.setConversationToken('c1', 't2')).to.equal(true);
+      expect(await s.chats.getConversation('c1')).to.deep.equal({ ...conversation('c1'), tokenHash: 't2' });
+      expect(await s.chats.setConversationToken('nope', 't2')).to.equal(false);
+      await s.chats.createConversation(conversation('c2'));
+      expect(await s.chats.getConversation('c2'), 'none given: none kept').to.deep.equal(conversation('c2'));
+    });
+
+    it('stores sessions by id hash, ends one on delete, drops expired ones on a put and all of a deleted chat', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      await s.chats.put(chat('other', 'sales'));
+      await s.chats.putSession(session('s1', 'wf', T1), T0);
+      await s.chats.putSession({ ...session('s2', 'wf'), email: null }, T0);
+      await s.chats.putSession({ ...session('s3', 'other'), subdomain: 'sales' }, T0);
+      expect(await s.chats.getSession('s1')).to.deep.equal(session('s1', 'wf', T1));
+      expect(await s.chats.getSession('s2')).to.deep.equal({ ...session('s2', 'wf'), email: null });
+      expect(await s.chats.deleteSession('s2')).to.equal(true);
+      expect(await s.chats.deleteSession('s2')).to.equal(false);
+      expect(await s.chats.getSession('s2')).to.equal(null);
+      await s.chats.putSession(session('s4', 'wf'), T2);
+      expect(await s.chats.getSession('s1'), 'expired before the put: dropped').to.equal(null);
+      expect(await s.chats.getSession('s4')).to.deep.equal(session('s4', 'wf'));
+      expect(await s.chats.delete('wf')).to.equal(true);
+      expect(await s.chats.getSession('s4'), 'a deleted chat ends its sessions').to.equal(null);
+      expect(await s.chats.getSession('s3')).to.not.equal(null);
+      const reopened = await ctx.reopen();
+      expect(await reopened.chats.getSession('s3'), 'sessions survive a reopen').to.deep.equal({ ...session('s3', 'other'), subdomain: 'sales' });
+    });
+
     it('puts a chat, finds it by workflow and by subdomain, replaces it keeping createdAt', async () => {
       const s = ctx.store();
       expect(await s.chats.getByWorkflow('wf')).to.equal(null);
@@ -155,6 +194,7 @@ export function chatsContract(ctx: ContractContext): void {
       await ctx.store().chats.appendMessages('c1', [message('hi', 'assistant')], T1);
       await ctx.store().chats.putCode(code('a@example.com'));
       await ctx.store().chats.countAttempt('support', 'a@example.com');
+      await ctx.store().chats.putSession(session('s1'), T0);
       const s = await ctx.reopen();
       expect(await s.chats.getBySubdomain('support')).to.deep.equal(chat('wf', 'support'));
       expect(await s.chats.getConversation('c1')).to.deep.equal({ ...conversation('c1', 'wf', [message('hello'), message('hi', 'assistant')]), updatedAt: T1 });
@@ -164,6 +204,7 @@ export function chatsContract(ctx: ContractContext): void {
       expect(await s.chats.getBySubdomain('support')).to.equal(null);
       expect(await s.chats.getConversation('c1')).to.equal(null);
       expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.getSession('s1')).to.equal(null);
       expect((await s.chats.put(chat('next', 'support'))).created, 'the subdomain is free again').to.equal(true);
     });
   });

@@ -90,6 +90,11 @@ export class ChatKeys {
     return createHmac('sha256', this.codeKey).update(`${subdomain}\u0000${email}\u0000${code}`).digest('base64url');
   }
 
+  /** who asked for a code, kept without the address itself (a plain hash of an IPv4 address is undone by trying them all) */
+  clientTag(clientAddress: string): string {
+    return createHmac('sha256', this.codeKey).update(`client\u0000${clientAddress}`).digest('base64url');
+  }
+
   codeMatches(stored: string, subdomain: string, email: string, code: string): boolean {
     const a = Buffer.from(stored);
     const b = Buffer.from(this.codeHash(subdomain, email, code));

@@ -153,15 +153,16 @@ export class ChatService {
     const email = body.email.trim().toLowerCase();
     if (!isPlainEmail(email)) throw badRequest('/email', 'not an email address');
     this.limit(this.perEmailClient, `${chat.subdomain}\u0000${email}\u0000${ip}`);
+    const client = this.keys.clientTag(ip);
     if (body.code === undefined) {
       // SPEC §4.4: the same 202 for every address, so the list cannot be probed; the code is sent
       // (only to an allowed address) after the answer, so its time tells nothing either
       setImmediate(() => {
-        this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
+        this.sendCode(chat, email, client).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
       });
       return { kind: 'code-sent' };
     }
-    await this.checkCode(chat, email, body.code);
+    await this.checkCode(chat, email, client, body.code);
     return this.session(chat, email);
   }
 
@@ -176,28 +177,34 @@ export class ChatService {
     return { kind: 'session', cookie, maxAgeSec: SESSION_TTL_MS / 1000 };
   }
 
-  private async sendCode(chat: ChatDeployment, email: string): Promise<void> {
+  /**
+   * A code is the client's that asked for it (SPEC §4.4: no outsider can lock a person out): a
+   * request from elsewhere makes another code, never replaces this one, and guesses from
+   * elsewhere look for their own code, so they never use up this one's 5 tries.
+   */
+  private async sendCode(chat: ChatDeployment, email: string, client: string): Promise<void> {
     // the list may have changed since the answer: no mail to an address it no longer holds
     if (!emailAllowed(email, chat.auth.allowedEmails ?? [])) return;
     const code = newCode();
     const expiresAt = new Date(this.deps.now() + CODE_TTL_MS).toISOString();
-    await this.deps.store.chats.putCode({ subdomain: chat.subdomain, email, codeHash: this.keys.codeHash(chat.subdomain, email, code), expiresAt, attempts: 0 });
+    await this.deps.store.chats.putCode({ subdomain: chat.subdomain, email, client, codeHash: this.keys.codeHash(chat.subdomain, email, code), expiresAt, attempts: 0 });
     const title = chat.branding.title;
     await this.deps.mailer.send(email, `Your sign-in code for ${title}`, `Your code is ${code}. It is valid for 15 minutes.`);
   }
 
-  private async checkCode(chat: ChatDeployment, email: string, code: string): Promise<void> {
+  private async checkCode(chat: ChatDeployment, email: string, client: string, code: string): Promise<void> {
     const refused = (): TroupeError => new TroupeError('UNAUTHORIZED', 'invalid or expired code');
-    const stored = await this.deps.store.chats.getCode(chat.subdomain, email);
+    const codes = this.deps.store.chats;
+    const stored = await codes.getCode(chat.subdomain, email, client);
     if (stored === null || !emailAllowed(email, chat.auth.allowedEmails ?? [])) throw refused();
-    const attempts = await this.deps.store.chats.countAttempt(chat.subdomain, email);
+    const attempts = await codes.countAttempt(chat.subdomain, email, client);
     // 0: the code went away meanwhile (used or exhausted by a concurrent attempt)
     if (Date.parse(stored.expiresAt) < this.deps.now() || attempts === 0 || attempts > MAX_CODE_ATTEMPTS) {
-      await this.deps.store.chats.deleteCode(chat.subdomain, email);
+      await codes.deleteCode(chat.subdomain, email, client);
       throw refused();
     }
     if (!this.keys.codeMatches(stored.codeHash, chat.subdomain, email, code.trim())) throw refused();
-    await this.deps.store.chats.deleteCode(chat.subdomain, email);
+    await codes.deleteCode(chat.subdomain, email, client);
   }
 
   private limit(limiter: WindowLimiter, key: string): void {

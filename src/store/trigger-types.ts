@@ -179,6 +179,11 @@ export interface ChatCode {
   subdomain: string;
   /** lower case */
   email: string;
+  /**
+   * who asked for it (a keyed hash of the client address): a code is one visitor's, so
+   * nobody else's requests replace it and nobody else's guesses use up its tries
+   */
+  client: string;
   codeHash: string;
   expiresAt: string;
   attempts: number;
@@ -195,12 +200,12 @@ export interface ChatRepo {
   getConversation(id: string): Promise<Conversation | null>;
   /** appends in order and sets updatedAt; false when the conversation does not exist */
   appendMessages(id: string, messages: readonly ChatMessage[], updatedAt: string): Promise<boolean>;
-  /** replaces any earlier code for (subdomain, email) */
+  /** replaces any earlier code for (subdomain, email, client) */
   putCode(code: ChatCode): Promise<void>;
-  getCode(subdomain: string, email: string): Promise<ChatCode | null>;
+  getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null>;
   /** attempts + 1; returns the new count (0 when there is no code) */
-  countAttempt(subdomain: string, email: string): Promise<number>;
-  deleteCode(subdomain: string, email: string): Promise<void>;
+  countAttempt(subdomain: string, email: string, client: string): Promise<number>;
+  deleteCode(subdomain: string, email: string, client: string): Promise<void>;
   /** replaces the conversation's token hash; false when the conversation does not exist */
   setConversationToken(id: string, tokenHash: string): Promise<boolean>;
   /** stores a new session, and drops sessions that expired before `now` */

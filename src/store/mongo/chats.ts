@@ -40,7 +40,7 @@ function toConversation(doc: ChatConversationDoc): Conversation {
 }
 
 function toCode(doc: ChatCodeDoc): ChatCode {
-  return { subdomain: doc.subdomain, email: doc.email, codeHash: doc.codeHash, expiresAt: doc.expiresAt, attempts: doc.attempts };
+  return { subdomain: doc.subdomain, email: doc.email, client: doc.client, codeHash: doc.codeHash, expiresAt: doc.expiresAt, attempts: doc.attempts };
 }
 
 /** The stored form of a message: its timestamp normalized, no undefined fields. */
@@ -48,8 +48,9 @@ function messageJson(m: ChatMessage): string {
   return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}) });
 }
 
-function codeKey(subdomain: string, email: string): string {
-  return JSON.stringify([subdomain, email]);
+/** codes of an earlier version, keyed by (subdomain, email) only, match no key: asked for again */
+function codeKey(subdomain: string, email: string, client: string): string {
+  return JSON.stringify([subdomain, email, client]);
 }
 
 function subdomainConflict(subdomain: string): TroupeError {
@@ -162,12 +163,13 @@ export class MongoChats implements ChatRepo {
     const replacement = {
       subdomain: code.subdomain,
       email: code.email,
+      client: code.client,
       workflowId: chat?._id ?? null,
       codeHash: code.codeHash,
       expiresAt: iso(code.expiresAt),
       attempts: code.attempts,
     };
-    const _id = codeKey(code.subdomain, code.email);
+    const _id = codeKey(code.subdomain, code.email, code.client);
     try {
       await this.codes.replaceOne({ _id }, replacement, { upsert: true });
     } catch (err) {
@@ -177,18 +179,18 @@ export class MongoChats implements ChatRepo {
     }
   }
 
-  async getCode(subdomain: string, email: string): Promise<ChatCode | null> {
-    const doc = await this.codes.findOne({ _id: codeKey(subdomain, email) });
+  async getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null> {
+    const doc = await this.codes.findOne({ _id: codeKey(subdomain, email, client) });
     return doc ? toCode(doc) : null;
   }
 
-  async countAttempt(subdomain: string, email: string): Promise<number> {
-    const doc = await this.codes.findOneAndUpdate({ _id: codeKey(subdomain, email) }, { $inc: { attempts: 1 } }, { returnDocument: 'after' });
+  async countAttempt(subdomain: string, email: string, client: string): Promise<number> {
+    const doc = await this.codes.findOneAndUpdate({ _id: codeKey(subdomain, email, client) }, { $inc: { attempts: 1 } }, { returnDocument: 'after' });
     return doc?.attempts ?? 0;
   }
 
-  async deleteCode(subdomain: string, email: string): Promise<void> {
-    await this.codes.deleteOne({ _id: codeKey(subdomain, email) });
+  async deleteCode(subdomain: string, email: string, client: string): Promise<void> {
+    await this.codes.deleteOne({ _id: codeKey(subdomain, email, client) });
   }
 
   async setConversationToken(id: string, tokenHash: string): Promise<boolean> {

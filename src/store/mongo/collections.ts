@@ -65,9 +65,9 @@ export interface ChatConversationDoc {
 }
 /** `_id` is the hash of the session id its cookie carries */
 export interface ChatSessionDoc { _id: string; workflowId: string; subdomain: string; email: string | null; expiresAt: string }
-/** `_id` is (subdomain, email); `workflowId` held the subdomain when the code was sent (null: no chat did) */
+/** `_id` is (subdomain, email, client); `workflowId` held the subdomain when the code was sent (null: no chat did) */
 export interface ChatCodeDoc {
-  _id: string; subdomain: string; email: string; workflowId: string | null; codeHash: string; expiresAt: string; attempts: number;
+  _id: string; subdomain: string; email: string; client: string; workflowId: string | null; codeHash: string; expiresAt: string; attempts: number;
 }
 
 /** One remembered message; `_id` is (workflow, conversation) and its seq */

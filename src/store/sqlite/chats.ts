@@ -32,6 +32,7 @@ interface SessionRow {
 interface CodeRow {
   subdomain: string;
   email: string;
+  client: string;
   workflow_id: string | null;
   code_hash: string;
   expires_at: string;
@@ -54,7 +55,7 @@ function toChat(row: ChatRow): ChatDeployment {
 }
 
 function toCode(row: CodeRow): ChatCode {
-  return { subdomain: row.subdomain, email: row.email, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts };
+  return { subdomain: row.subdomain, email: row.email, client: row.client, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts };
 }
 
 /** The stored form of a message: its timestamp normalized, no undefined fields. */
@@ -112,15 +113,15 @@ export class SqliteChats implements ChatRepo {
     this.selectMessages = db.prepare<[string], { body: string }>('SELECT body FROM chat_messages WHERE conversation_id = ? ORDER BY seq');
     this.selectLastSeq = db.prepare<[string], { seq: number | null }>('SELECT max(seq) AS seq FROM chat_messages WHERE conversation_id = ?');
     this.insertMessage = db.prepare('INSERT INTO chat_messages (conversation_id, seq, workflow_id, body) VALUES (?, ?, ?, ?)');
-    this.upsertCode = db.prepare(`INSERT INTO chat_codes (subdomain, email, workflow_id, code_hash, expires_at, attempts)
-      VALUES (?, ?, (SELECT workflow_id FROM chat_deployments WHERE subdomain = ?), ?, ?, ?)
-      ON CONFLICT (subdomain, email) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
+    this.upsertCode = db.prepare(`INSERT INTO chat_codes (subdomain, email, client, workflow_id, code_hash, expires_at, attempts)
+      VALUES (?, ?, ?, (SELECT workflow_id FROM chat_deployments WHERE subdomain = ?), ?, ?, ?)
+      ON CONFLICT (subdomain, email, client) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
         expires_at = excluded.expires_at, attempts = excluded.attempts`);
-    this.selectCode = db.prepare<[string, string], CodeRow>('SELECT * FROM chat_codes WHERE subdomain = ? AND email = ?');
-    this.bumpAttempts = db.prepare<[string, string], { attempts: number }>(
-      'UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = ? AND email = ? RETURNING attempts',
+    this.selectCode = db.prepare<[string, string, string], CodeRow>('SELECT * FROM chat_codes WHERE subdomain = ? AND email = ? AND client = ?');
+    this.bumpAttempts = db.prepare<[string, string, string], { attempts: number }>(
+      'UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = ? AND email = ? AND client = ? RETURNING attempts',
     );
-    this.removeCode = db.prepare('DELETE FROM chat_codes WHERE subdomain = ? AND email = ?');
+    this.removeCode = db.prepare('DELETE FROM chat_codes WHERE subdomain = ? AND email = ? AND client = ?');
     this.updateToken = db.prepare('UPDATE chat_conversations SET token_hash = ? WHERE id = ?');
     this.insertSession = db.prepare('INSERT OR REPLACE INTO chat_sessions (id_hash, workflow_id, subdomain, email, expires_at) VALUES (?, ?, ?, ?, ?)');
     this.purgeSessions = db.prepare('DELETE FROM chat_sessions WHERE expires_at < ?');
@@ -201,20 +202,20 @@ export class SqliteChats implements ChatRepo {
   }
 
   async putCode(code: ChatCode): Promise<void> {
-    this.upsertCode.run(code.subdomain, code.email, code.subdomain, code.codeHash, iso(code.expiresAt), code.attempts);
+    this.upsertCode.run(code.subdomain, code.email, code.client, code.subdomain, code.codeHash, iso(code.expiresAt), code.attempts);
   }
 
-  async getCode(subdomain: string, email: string): Promise<ChatCode | null> {
-    const row = this.selectCode.get(subdomain, email);
+  async getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null> {
+    const row = this.selectCode.get(subdomain, email, client);
     return row ? toCode(row) : null;
   }
 
-  async countAttempt(subdomain: string, email: string): Promise<number> {
-    return this.bumpAttempts.get(subdomain, email)?.attempts ?? 0;
+  async countAttempt(subdomain: string, email: string, client: string): Promise<number> {
+    return this.bumpAttempts.get(subdomain, email, client)?.attempts ?? 0;
   }
 
-  async deleteCode(subdomain: string, email: string): Promise<void> {
-    this.removeCode.run(subdomain, email);
+  async deleteCode(subdomain: string, email: string, client: string): Promise<void> {
+    this.removeCode.run(subdomain, email, client);
   }
 
   async setConversationToken(id: string, tokenHash: string): Promise<boolean> {

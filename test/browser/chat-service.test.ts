@@ -128,6 +128,22 @@ describe('browser: chat against the service', function () {
     await page.close();
   });
 
+  it('a kept conversation the service refuses (403: its token does not open it) goes on as a new one', async () => {
+    const page = await browser.newPage();
+    await page.goto(`http://frontdesk.chat.localhost:${port}/`);
+    await page.evaluate(`localStorage.setItem('troupe-chat:frontdesk', JSON.stringify({ conversationId: 'someone-elses', conversationToken: 'a-guess', messages: [], signedIn: false }))`);
+    await page.reload();
+    await page.fill('#message-input', 'Hello again');
+    await page.press('#message-input', 'Enter');
+    await until(() => answers(page), (a) => a[0] === 'Answer number 1 for you', 'an answer in a new conversation');
+    await until(() => page.locator('#send').isEnabled(), (v) => v, 'the end of the stream');
+    const kept = JSON.parse(String(await page.evaluate("localStorage.getItem('troupe-chat:frontdesk')"))) as { conversationId: string; conversationToken: string };
+    expect(kept.conversationId).to.not.equal('someone-elses');
+    expect(kept.conversationToken).to.not.equal('a-guess');
+    expect((await h.store.chats.getConversation(kept.conversationId))?.messages.map((m) => m.content)).to.deep.equal(['Hello again', 'Answer number 1 for you']);
+    await page.close();
+  });
+
   it('"Sign out" drops the session cookie and the stored conversation, and shows the sign-in again', async () => {
     const page = await browser.newPage();
     const problems: string[] = [];

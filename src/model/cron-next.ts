@@ -23,28 +23,49 @@ const DAY = 86_400_000;
 /** past ~5 years a schedule is taken as never due: `0 0 30 2 *`, but also leap days (4 years) */
 const HORIZON = 5 * 366 * DAY;
 
+interface Schedule {
+  cron: Cron;
+  /** the last answer of `after`: every instant in [after, due) has the same next due time */
+  last?: { after: number; due: Date };
+}
+
 /** parsed schedules by pattern and zone: the scheduler asks for the same few every second */
-const schedules = new Map<string, Cron>();
+const schedules = new Map<string, Schedule>();
 const MAX_CACHED = 1000;
 
-function cronOf(fields: CronFields, timeZone: string): Cron {
+function scheduleOf(fields: CronFields, timeZone: string): Schedule {
   const key = `${fields.pattern}\u0000${String(fields.domAndDow)}\u0000${timeZone}`;
-  let cron = schedules.get(key);
-  if (cron === undefined) {
+  let schedule = schedules.get(key);
+  if (schedule === undefined) {
     // paused and without a function: croner only computes, it never sets a timer
-    cron = new Cron(fields.pattern, { timezone: timeZone, paused: true, mode: '6-part', sloppyRanges: true, domAndDow: fields.domAndDow, fixedTimeRule: 'no-wildcard' });
+    const cron = new Cron(fields.pattern, { timezone: timeZone, paused: true, mode: '6-part', sloppyRanges: true, domAndDow: fields.domAndDow, fixedTimeRule: 'no-wildcard' });
+    schedule = { cron };
     if (schedules.size >= MAX_CACHED) schedules.clear();
-    schedules.set(key, cron);
+    schedules.set(key, schedule);
   }
-  return cron;
+  return schedule;
+}
+
+/**
+ * croner's next run strictly after `after`. The scheduler asks each schedule every second from
+ * its last due time, and croner's search costs a few hundred microseconds; the answer holds for
+ * any instant up to the due time it found, so it is kept.
+ */
+function after(schedule: Schedule, instant: Date): Date | null {
+  const t = instant.getTime();
+  const last = schedule.last;
+  if (last !== undefined && last.after <= t && t < last.due.getTime()) return last.due;
+  const due = schedule.cron.nextRun(instant);
+  if (due !== null) schedule.last = { after: t, due };
+  return due;
 }
 
 /** the first due instant strictly after `after`, or null when none within ~5 years (e.g. Feb 30) */
-export function nextDue(fields: CronFields, timeZone: string, after: Date): Date | null {
-  const from = after.getTime();
+export function nextDue(fields: CronFields, timeZone: string, afterInstant: Date): Date | null {
+  const from = afterInstant.getTime();
   if (!Number.isFinite(from)) return null;
-  const due = cronOf(fields, timeZone).nextRun(after);
-  return due === null || due.getTime() > from + HORIZON ? null : due;
+  const due = after(scheduleOf(fields, timeZone), new Date(from));
+  return due === null || due.getTime() > from + HORIZON ? null : new Date(due);
 }
 
 /** due instants in (from, to], oldest first, at most `limit` of them */
@@ -52,12 +73,12 @@ export function dueBetween(fields: CronFields, timeZone: string, from: Date, to:
   const end = to.getTime();
   const out: Date[] = [];
   if (!Number.isFinite(from.getTime()) || !Number.isFinite(end) || from.getTime() >= end) return out;
-  const cron = cronOf(fields, timeZone);
+  const schedule = scheduleOf(fields, timeZone);
   let cursor = from;
   while (out.length < limit) {
-    const due = cron.nextRun(cursor);
+    const due = after(schedule, cursor);
     if (due === null || due.getTime() > end) break;
-    out.push(due);
+    out.push(new Date(due));
     cursor = due;
   }
   return out;
@@ -72,6 +93,6 @@ export function lastDueBetween(fields: CronFields, timeZone: string, from: Date,
   const hi = to.getTime();
   if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi <= lo) return null;
   // croner counts a run earlier in the reference's second: 1 ms into `to`'s second includes it
-  const [due] = cronOf(fields, timeZone).previousRuns(1, new Date(Math.floor(hi / 1000) * 1000 + 1));
+  const [due] = scheduleOf(fields, timeZone).cron.previousRuns(1, new Date(Math.floor(hi / 1000) * 1000 + 1));
   return due === undefined || due.getTime() <= lo ? null : due;
 }

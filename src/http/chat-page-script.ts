@@ -3,7 +3,8 @@
  * `#chat-config` ({ subdomain, authMode, title, welcomeMessage }), signs in through
  * `POST /api/chat/{sub}/auth`, sends through `POST /api/chat/{sub}/messages` and reads the SSE
  * answer with fetch + ReadableStream + TextDecoder (`chunk` → append, `done` → finish and keep
- * conversationId, `error` → show it). The conversation ({ conversationId, messages, signedIn })
+ * conversationId and conversationToken, `error` → show it). The conversation ({ conversationId,
+ * conversationToken, messages, signedIn }: the token is what continues it, SPEC §4.4)
  * lives in localStorage under `troupe-chat:{subdomain}`; "Sign out" (`DELETE .../auth`) drops it
  * with the session. Text only ever goes in via textContent.
  *
@@ -33,12 +34,13 @@ export const CHAT_PAGE_SCRIPT = String.raw`
       if (raw && Array.isArray(raw.messages)) {
         return {
           conversationId: typeof raw.conversationId === 'string' ? raw.conversationId : null,
+          conversationToken: typeof raw.conversationToken === 'string' ? raw.conversationToken : null,
           messages: raw.messages.filter(validMessage).slice(-MAX_STORED),
           signedIn: raw.signedIn === true
         };
       }
     } catch (e) { /* unreadable: start over */ }
-    return { conversationId: null, messages: [], signedIn: false };
+    return { conversationId: null, conversationToken: null, messages: [], signedIn: false };
   }
 
   function save() {
@@ -160,6 +162,13 @@ export const CHAT_PAGE_SCRIPT = String.raw`
     };
   }
 
+  // the token comes with the id: only the two together continue the conversation
+  function keepConversation(data) {
+    if (!data || typeof data.conversationId !== 'string') return;
+    state.conversationId = data.conversationId;
+    state.conversationToken = typeof data.conversationToken === 'string' ? data.conversationToken : null;
+  }
+
   function onEvent(name, raw, el, turn) {
     var data;
     try { data = JSON.parse(raw); } catch (e) { return; }
@@ -168,10 +177,10 @@ export const CHAT_PAGE_SCRIPT = String.raw`
       setText(el, turn.text);
     } else if (name === 'done') {
       turn.done = true;
-      if (data && typeof data.conversationId === 'string') state.conversationId = data.conversationId;
+      keepConversation(data);
       if (!turn.text) { turn.text = outputText(data && data.output); setText(el, turn.text); }
     } else if (name === 'error') {
-      if (data && typeof data.conversationId === 'string') state.conversationId = data.conversationId;
+      keepConversation(data);
       turn.error = (data && typeof data.message === 'string' && data.message) || 'Something went wrong.';
       showError(el, turn.error);
     }
@@ -195,6 +204,10 @@ export const CHAT_PAGE_SCRIPT = String.raw`
     }
   }
 
+  async function errorCode(res) {
+    try { var data = await res.json(); return data && data.error && data.error.code; } catch (e) { return null; }
+  }
+
   function postJson(path, body) {
     return fetch(API + path, {
       method: 'POST',
@@ -212,11 +225,14 @@ export const CHAT_PAGE_SCRIPT = String.raw`
   }
 
   async function exchange(text, el, turn) {
-    var body = state.conversationId ? { message: text, conversationId: state.conversationId } : { message: text };
+    var body = { message: text };
+    if (state.conversationId) body.conversationId = state.conversationId;
+    if (state.conversationId && state.conversationToken) body.conversationToken = state.conversationToken;
     var res = await postJson('/messages', body);
-    if (res.status === 404 && state.conversationId) {
-      // the conversation is gone (the chat was replaced): carry on in a new one
+    if (res.status === 403 && state.conversationId && (await errorCode(res.clone())) === 'FORBIDDEN') {
+      // the conversation cannot be continued here (the chat was replaced, or its token is lost): carry on in a new one
       state.conversationId = null;
+      state.conversationToken = null;
       save();
       res = await postJson('/messages', { message: text });
     }
@@ -335,6 +351,7 @@ export const CHAT_PAGE_SCRIPT = String.raw`
   function newConversation() {
     if (busy) return;
     state.conversationId = null;
+    state.conversationToken = null;
     state.messages = [];
     save();
     renderAll();

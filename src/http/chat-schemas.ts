@@ -55,6 +55,7 @@ export const chatMessageSchema = z.object({
   // that does would start a run (and a turn of the stored conversation) for nothing
   message: z.string().min(1).max(16_000).regex(/\S/, 'the message is blank (only spaces or line breaks)'),
   conversationId: z.string().min(1).max(200).optional(),
+  conversationToken: z.string().min(1).max(200).optional().describe('the token of the conversation\'s `done` events: it continues the conversation'),
 });
 
 export const chatSignedInSchema = z.object({ ok: z.literal(true) });

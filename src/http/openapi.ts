@@ -10,6 +10,8 @@ const HEADER_DOCS: Record<string, string> = {
   'Retry-After': 'seconds to wait before retrying',
   'X-Request-Id': 'the request id (also in the logs)',
   'Set-Cookie': 'the session cookie (HttpOnly, signed)',
+  'X-Conversation-Id': 'the chat conversation this message belongs to',
+  'X-Conversation-Token': 'the token that continues this conversation (also in the done event)',
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {

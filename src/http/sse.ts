@@ -4,6 +4,8 @@ import type { Ctx } from './types.js';
 
 export interface SseStream {
   send(event: string, data: unknown, id?: number): void;
+  /** a comment line: readers skip it; the first write also sends the headers */
+  comment(text: string): void;
   close(): void;
   /** aborted when the client disconnects (or after close) */
   signal: AbortSignal;
@@ -37,6 +39,9 @@ export function openSse(ctx: Ctx): SseStream {
       if (closed) return;
       const idLine = id === undefined ? '' : `id: ${id}\n`;
       stream.write(`${idLine}event: ${event}\ndata: ${JSON.stringify(data ?? null)}\n\n`);
+    },
+    comment(text) {
+      if (!closed) stream.write(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
     },
     close,
     signal: gone.signal,

@@ -1,14 +1,30 @@
 /**
- * Cron expressions of schedule triggers (SPEC §4.5): 5 fields (minute hour day-of-month month
- * day-of-week) or 6 with seconds first. Each field is a comma list of `*`, `n`, `a-b`, `*\/n`,
- * `a-b/n` or `n/s` (from n every s); months and weekdays also by English three-letter names.
- * Day-of-week 7 is Sunday, like 0. The day fields also take the Quartz forms that Spring,
- * croner and cron-parser read, since schedules are often copied from those: `?` (any, alone),
- * `L` (last day of the month), `nW` / `LW` (the weekday nearest day n / the last weekday) and,
- * for weekdays, `nL` (the last one of the month) and `n#k` (the k-th one). The parsed form lists
- * the allowed values of each field, so the scheduler and validation share one grammar.
+ * Cron expressions of schedule triggers (SPEC §4.5), read by croner: 5 fields (minute hour
+ * day-of-month month day-of-week) or 6 with seconds first; `*`, `n`, `a-b`, `*\/n`, `a-b/n`,
+ * `n/s` (from n every s) and comma lists; English month and weekday names; day-of-week 7 is
+ * Sunday; the Quartz day forms `?`, `L`, `LW`, `nW`, `nL` and `n#k`; the usual nicknames.
+ *
+ * croner reads a few things otherwise than docs/http.md says, so this is a thin adapter around
+ * it rather than croner as it comes (each difference was found by a test of the documented
+ * behaviour, test/model/cron*.test.ts):
+ * - `?` is croner's "now" in any field; we take it only alone in a day field (Quartz's "any").
+ * - A day field starting with `*` (`*\/2`) leaves the choice to the other, as in Vixie cron;
+ *   croner ORs such a field with the other one. `domAndDow` carries our rule to croner.
+ * - Daylight saving (docs/http.md): a schedule with every hour allowed follows real time, any
+ *   other one fires a wall time once (first occurrence; a gap's times at the gap's end).
+ *   croner's own rule looks at wildcards in all three time fields, so `toCronerPattern` writes
+ *   the time fields so that croner's "no-wildcard" rule says what ours says.
+ * - Its messages name fields by its own offsets ("day: -1" for day 0); `describe` restates them.
+ * - `L` alone in the day of week and `L-n` in the day of month are refused with our own reasons.
  */
+import { CronPattern } from 'croner';
+
 export interface CronFields {
+  /** the six fields as croner is to read them: see toCronerPattern */
+  pattern: string;
+  /** both day fields must match (one of them starts with `*` or `?`), else either may */
+  domAndDow: boolean;
+  /** the plain values each field allows (the Quartz day forms are in `pattern` only) */
   second: number[];
   minute: number[];
   hour: number[];
@@ -16,123 +32,12 @@ export interface CronFields {
   month: number[];
   /** 0 = Sunday; 7 is folded into 0 */
   dayOfWeek: number[];
-  /** the day fields' Quartz forms, matched by `dayMatches` */
-  daySpecials: DaySpecials;
-  /** whether the day fields were `*`: cron's OR rule applies only when both are restricted */
+  /** whether the day field was `*`, `*\/n` or `?`: cron's OR rule applies only when neither was */
   dayOfMonthAny: boolean;
   dayOfWeekAny: boolean;
 }
 
-export interface DaySpecials {
-  /** `L` in the day of month */
-  lastDayOfMonth: boolean;
-  /** `LW` */
-  lastWeekdayOfMonth: boolean;
-  /** n of each `nW` */
-  nearestWeekday: number[];
-  /** weekday of each `nL` */
-  lastOfMonth: number[];
-  /** each `n#k` */
-  nth: { day: number; nth: number }[];
-}
-
-interface FieldSpec {
-  name: string;
-  min: number;
-  max: number;
-  names?: readonly string[];
-}
-
-const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
-const DAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
-
-const SPECS: readonly FieldSpec[] = [
-  { name: 'second', min: 0, max: 59 },
-  { name: 'minute', min: 0, max: 59 },
-  { name: 'hour', min: 0, max: 23 },
-  { name: 'day of month', min: 1, max: 31 },
-  { name: 'month', min: 1, max: 12, names: MONTHS },
-  { name: 'day of week', min: 0, max: 7, names: DAYS },
-];
-
 export type CronParse = { ok: true; fields: CronFields } | { ok: false; message: string };
-
-class CronFieldError extends Error {}
-
-function atom(text: string, spec: FieldSpec): number {
-  if (/^\d+$/.test(text)) {
-    const n = Number(text);
-    if (n < spec.min || n > spec.max) throw new CronFieldError(`${spec.name} value ${n} is outside ${spec.min}-${spec.max}`);
-    return n;
-  }
-  const index = spec.names?.indexOf(text.toUpperCase()) ?? -1;
-  if (index < 0) throw new CronFieldError(`${spec.name}: "${text}" is not a number${spec.names ? ' or name' : ''}`);
-  return spec.name === 'month' ? index + 1 : index;
-}
-
-function part(text: string, spec: FieldSpec, into: Set<number>): void {
-  const m = /^([^/]+)(?:\/(\d+))?$/.exec(text);
-  if (!m) throw new CronFieldError(`${spec.name}: "${text}" is not valid`);
-  const [, range = '', stepText] = m;
-  const step = stepText === undefined ? 1 : Number(stepText);
-  if (step < 1) throw new CronFieldError(`${spec.name}: step must be at least 1`);
-  let from: number;
-  let to: number;
-  if (range === '*') {
-    [from, to] = [spec.min, spec.max];
-  } else if (range.includes('-')) {
-    const [a = '', b = '', ...extra] = range.split('-');
-    if (extra.length > 0) throw new CronFieldError(`${spec.name}: "${range}" is not a range`);
-    [from, to] = [atom(a, spec), atom(b, spec)];
-    if (from > to) throw new CronFieldError(`${spec.name}: range ${range} goes backwards`);
-  } else {
-    from = atom(range, spec);
-    to = stepText === undefined ? from : spec.max;
-  }
-  for (let v = from; v <= to; v += step) into.add(v);
-}
-
-const DAY_OF_MONTH = SPECS[3] as FieldSpec;
-const DAY_OF_WEEK = SPECS[5] as FieldSpec;
-
-/** a Quartz day form (`L`, `LW`, `15W`, `5L`, `FRI#2`) added to `into`; false for any other text */
-function daySpecial(text: string, spec: FieldSpec, into: DaySpecials): boolean {
-  const upper = text.toUpperCase();
-  if (spec === DAY_OF_MONTH) {
-    if (upper === 'L') into.lastDayOfMonth = true;
-    else if (upper === 'LW') into.lastWeekdayOfMonth = true;
-    else if (/^\d+W$/.test(upper)) into.nearestWeekday.push(atom(upper.slice(0, -1), spec));
-    // Quartz's offset from the month's end: not supported, said so rather than "not a number"
-    else if (/^L-\d+$/.test(upper)) throw new CronFieldError(`day of month: "${text}" (days before the last) is not supported; use L, LW or a day number`);
-    else return false;
-    return true;
-  }
-  if (spec !== DAY_OF_WEEK) return false;
-  // `L` alone means Saturday in Quartz's 1-7 numbering and is read otherwise elsewhere: refused
-  if (upper === 'L') throw new CronFieldError('day of week: "L" alone is ambiguous; use SAT, or nL for the last weekday n of the month');
-  const last = /^(\w+)L$/.exec(upper);
-  if (last) {
-    into.lastOfMonth.push(atom(last[1] ?? '', spec) % 7);
-    return true;
-  }
-  const nth = /^(\w+)#(\d+)$/.exec(upper);
-  if (!nth) return false;
-  const k = Number(nth[2]);
-  if (k < 1 || k > 5) throw new CronFieldError(`day of week: "${text}": the occurrence after # is 1-5`);
-  into.nth.push({ day: atom(nth[1] ?? '', spec) % 7, nth: k });
-  return true;
-}
-
-function field(text: string, spec: FieldSpec, specials: DaySpecials): number[] {
-  const values = new Set<number>();
-  // `?` is Quartz's "no specific value" for the day field the other one decides: like `*`
-  if (text === '?' && (spec === DAY_OF_MONTH || spec === DAY_OF_WEEK)) text = '*';
-  for (const piece of text.split(',')) {
-    if (!daySpecial(piece, spec, specials)) part(piece, spec, values);
-  }
-  if (spec.name === 'day of week' && values.delete(7)) values.add(0);
-  return [...values].sort((a, b) => a - b);
-}
 
 /** The usual nicknames (Vixie cron); `@reboot` has no due times, so it is not one of them. */
 const ALIASES: Record<string, string> = {
@@ -145,6 +50,8 @@ const ALIASES: Record<string, string> = {
   '@hourly': '0 * * * *',
 };
 
+const FIELD_NAMES = ['second', 'minute', 'hour', 'day of month', 'month', 'day of week'];
+
 export function parseCron(expression: string): CronParse {
   const trimmed = expression.trim();
   const parts = (ALIASES[trimmed.toLowerCase()] ?? trimmed).split(/\s+/);
@@ -152,65 +59,83 @@ export function parseCron(expression: string): CronParse {
     return { ok: false, message: `a cron expression has 5 fields (or 6 with seconds) or is one of ${Object.keys(ALIASES).join(', ')}; got ${trimmed === '' ? 0 : parts.length} fields` };
   }
   const texts = parts.length === 5 ? ['0', ...parts] : parts;
+  const refused = ownRules(texts);
+  if (refused !== undefined) return { ok: false, message: refused };
+  let parsed: CronPattern;
   try {
-    const daySpecials: DaySpecials = { lastDayOfMonth: false, lastWeekdayOfMonth: false, nearestWeekday: [], lastOfMonth: [], nth: [] };
-    const [second, minute, hour, dayOfMonth, month, dayOfWeek] = SPECS.map((spec, i) => field(texts[i] ?? '', spec, daySpecials)) as [
-      number[], number[], number[], number[], number[], number[],
-    ];
-    // as Vixie cron: a day field starting with `*` (`*`, `*/1`, `*/2`), or Quartz's `?`, leaves the choice to the other
-    const dayOfMonthAny = /^[*?]/.test(texts[3] ?? '');
-    const dayOfWeekAny = /^[*?]/.test(texts[5] ?? '');
-    return { ok: true, fields: { second, minute, hour, dayOfMonth, month, dayOfWeek, daySpecials, dayOfMonthAny, dayOfWeekAny } };
+    parsed = new CronPattern(texts.join(' '), undefined, { mode: '6-part', sloppyRanges: true });
   } catch (err) {
-    if (err instanceof CronFieldError) return { ok: false, message: err.message };
-    throw err;
+    return { ok: false, message: describe(err) };
   }
+  const [, , , dom = '', , dow = ''] = texts;
+  const dayOfMonthAny = /^[*?]/.test(dom);
+  const dayOfWeekAny = /^[*?]/.test(dow);
+  const values = {
+    second: set(parsed.second),
+    minute: set(parsed.minute),
+    hour: set(parsed.hour),
+    dayOfMonth: set(parsed.day).map((d) => d + 1),
+    month: set(parsed.month).map((m) => m + 1),
+    dayOfWeek: set(parsed.dayOfWeek),
+  };
+  return { ok: true, fields: { pattern: toCronerPattern(texts, values), domAndDow: dayOfMonthAny || dayOfWeekAny, ...values, dayOfMonthAny, dayOfWeekAny } };
 }
 
-/** The number of days of month `mo` (1-12) of year `y`. */
-export function daysIn(y: number, mo: number): number {
-  return new Date(Date.UTC(y, mo, 0)).getUTCDate();
-}
-
-function weekday(y: number, mo: number, d: number): number {
-  return new Date(Date.UTC(y, mo - 1, d)).getUTCDay();
-}
-
-/** Quartz's `nW`: the Monday-Friday day nearest day n, never leaving the month; null when n is past its end */
-function nearestWeekdayTo(y: number, mo: number, n: number): number | null {
-  const last = daysIn(y, mo);
-  if (n > last) return null;
-  const wd = weekday(y, mo, n);
-  if (wd === 6) return n === 1 ? 3 : n - 1;
-  if (wd === 0) return n === last ? n - 2 : n + 1;
-  return n;
-}
-
-function dayOfMonthMatches(f: CronFields, y: number, mo: number, d: number): boolean {
-  const s = f.daySpecials;
-  if (f.dayOfMonth.includes(d)) return true;
-  const last = daysIn(y, mo);
-  if (s.lastDayOfMonth && d === last) return true;
-  if (s.lastWeekdayOfMonth && d === nearestWeekdayTo(y, mo, last)) return true;
-  return s.nearestWeekday.some((n) => nearestWeekdayTo(y, mo, n) === d);
-}
-
-function dayOfWeekMatches(f: CronFields, y: number, mo: number, d: number): boolean {
-  const wd = weekday(y, mo, d);
-  if (f.dayOfWeek.includes(wd)) return true;
-  const s = f.daySpecials;
-  if (s.lastOfMonth.includes(wd) && d + 7 > daysIn(y, mo)) return true;
-  return s.nth.some((x) => x.day === wd && Math.ceil(d / 7) === x.nth);
+/** the indexes croner marked in a field */
+function set(flags: readonly number[]): number[] {
+  return flags.flatMap((on, i) => (on ? [i] : []));
 }
 
 /**
- * Whether a calendar day matches the day fields. When both are restricted a day matches either
- * (cron's OR rule); when one is unrestricted the other decides.
+ * The fields for croner, with croner's "no-wildcard" DST rule (fixed time when the second,
+ * minute and hour fields have no `*` or `/`) made to say ours (fixed time unless every hour is
+ * allowed): every hour allowed is written `*`; otherwise the three time fields are written as
+ * the lists of values they allow. `?` becomes `*`, as croner reads it in a day field.
  */
-export function dayMatches(f: CronFields, y: number, mo: number, d: number): boolean {
-  const dom = dayOfMonthMatches(f, y, mo, d);
-  const dow = dayOfWeekMatches(f, y, mo, d);
-  return f.dayOfMonthAny || f.dayOfWeekAny ? dom && dow : dom || dow;
+function toCronerPattern(texts: readonly string[], v: { second: number[]; minute: number[]; hour: number[] }): string {
+  const [second = '', minute = '', , dom = '', month = '', dow = ''] = texts;
+  const days = [dom === '?' ? '*' : dom, month, dow === '?' ? '*' : dow];
+  if (v.hour.length === 24) return [second, minute, '*', ...days].join(' ');
+  return [v.second.join(','), v.minute.join(','), v.hour.join(','), ...days].join(' ');
+}
+
+/** what our grammar refuses although croner would read it, with our reasons */
+function ownRules(texts: readonly string[]): string | undefined {
+  for (const [i, text] of texts.entries()) {
+    const name = FIELD_NAMES[i] ?? '';
+    const day = i === 3 || i === 5;
+    // Quartz's "no specific value" for the day field the other one decides; elsewhere croner reads `?` as "now"
+    if (text.includes('?') && !(day && text === '?')) return `${name}: "?" stands alone, and only in a day field`;
+    const piece = text.split(',').find((p) => p.startsWith('/') || p.startsWith('+'));
+    if (piece !== undefined) return `${name}: "${piece}" is not valid`;
+  }
+  const dom = (texts[3] ?? '').toUpperCase();
+  const dow = (texts[5] ?? '').toUpperCase();
+  // Quartz's offset from the month's end: said so rather than a syntax error
+  if (dom.split(',').some((p) => /^L-\d+$/.test(p))) return `day of month: "${texts[3] ?? ''}" (days before the last) is not supported; use L, LW or a day number`;
+  // `L` alone means Saturday in Quartz's 1-7 numbering and is read otherwise elsewhere: refused
+  if (dow.split(',').includes('L')) return 'day of week: "L" alone is ambiguous; use SAT, or nL for the last weekday n of the month';
+  return undefined;
+}
+
+/** croner's message, with its field names and 0-based day and month values in our terms */
+function describe(err: unknown): string {
+  const raw = err instanceof Error ? err.message : String(err);
+  const text = raw.replace(/^CronPattern: /, '');
+  const value = /^Invalid value for (\w+): (-?\d+)/.exec(text);
+  if (value === null) return text;
+  const [, part = '', n = '0'] = value;
+  const shown: Record<string, [string, number, string]> = {
+    second: ['second', 0, '0-59'],
+    minute: ['minute', 0, '0-59'],
+    hour: ['hour', 0, '0-23'],
+    day: ['day of month', 1, '1-31'],
+    nearestWeekdays: ['day of month (nW)', 1, '1-31'],
+    month: ['month', 1, '1-12'],
+    dayOfWeek: ['day of week', 0, '0-7'],
+  };
+  const known = shown[part];
+  return known === undefined ? text : `${known[0]} value ${Number(n) + known[1]} is outside ${known[2]}`;
 }
 
 /** Whether the IANA time zone is known to this runtime's Intl data. */

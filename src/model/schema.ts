@@ -58,6 +58,7 @@ export const webhookTriggerSchema = z.object({
   provider: z.enum(['generic', 'github', 'stripe', 'slack']).optional(),
   secret: z.string().optional(),
   responseMode: z.enum(['accepted', 'sync']).optional(),
+  requireTimestamp: z.boolean().optional(),
 });
 
 export const triggerSchema = z.discriminatedUnion('type', [scheduleTriggerSchema, webhookTriggerSchema]);

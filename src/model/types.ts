@@ -40,6 +40,8 @@ export interface WebhookTrigger {
   provider?: 'generic' | 'github' | 'stripe' | 'slack';
   secret?: string;
   responseMode?: 'accepted' | 'sync';
+  /** generic only: deliveries must sign X-Signature-Timestamp, so a captured one cannot be replayed */
+  requireTimestamp?: boolean;
 }
 
 export type TriggerDef = ScheduleTrigger | WebhookTrigger;

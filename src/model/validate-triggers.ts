@@ -40,6 +40,11 @@ function checkWebhook(ctx: ValidationContext, index: number, def: WebhookTrigger
   } else if (!SECRET_REFERENCE.test(def.secret)) {
     ctx.add(['triggers', index, 'secret'], 'a webhook secret is a secret reference "{{NAME}}" (letters, digits and "_", not starting with a digit)');
   }
+  // Stripe and Slack always sign a timestamp and GitHub never does: on them the setting would
+  // change nothing or refuse every delivery
+  if (def.requireTimestamp === true && (def.provider ?? 'generic') !== 'generic') {
+    ctx.add(['triggers', index, 'requireTimestamp'], 'requireTimestamp is for the generic provider (Stripe and Slack always sign a timestamp, GitHub never does)');
+  }
   if (def.path.split('/').some((seg) => seg === '.' || seg === '..')) {
     ctx.add(['triggers', index, 'path'], 'a webhook path may not have "." or ".." segments (clients normalise them away)');
   }

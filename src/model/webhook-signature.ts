@@ -1,7 +1,10 @@
 /**
  * Webhook signatures (SPEC, webhooks): each provider signs the raw request body with
  * HMAC-SHA256 of the trigger's secret and sends a hex digest in its own header format. Stripe
- * and Slack also sign a timestamp, which bounds replays to a 5-minute window. Pure: the caller
+ * and Slack also sign a timestamp, which bounds replays to a 5-minute window; the generic
+ * provider does when the sender adds X-Signature-Timestamp (SPEC §4.3), and a trigger with
+ * `requireTimestamp` takes nothing else. GitHub signs no time: a captured delivery verifies
+ * forever. Pure: the caller
  * passes the raw body, lower-cased headers and the clock, so the rules are testable alone.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -67,11 +70,35 @@ function withinTolerance(seconds: number, nowMs: number): boolean {
 const STALE = 'timestamp outside the 5-minute tolerance';
 const MISMATCH = 'signature does not match';
 
-/** generic and GitHub: `sha256=<hex>` of the raw body */
-function verifySha256Header(label: string, value: string | undefined, secret: string, rawBody: Buffer): SignatureCheck {
+/** generic and GitHub: `sha256=<hex>` of the raw body, or of `<timestamp>.<raw body>` when a timestamp is signed */
+function verifySha256Header(label: string, value: string | undefined, secret: string, rawBody: Buffer, timestamp?: string): SignatureCheck {
   if (value === undefined) return fail(`missing ${label} header`);
   if (!value.startsWith('sha256=')) return fail(`malformed ${label} header: expected sha256=<hex>`);
-  return sameHex(hmacHex(secret, rawBody), value.slice('sha256='.length)) ? { ok: true } : fail(MISMATCH);
+  const expected = timestamp === undefined ? hmacHex(secret, rawBody) : hmacHex(secret, `${timestamp}.`, rawBody);
+  return sameHex(expected, value.slice('sha256='.length)) ? { ok: true } : fail(MISMATCH);
+}
+
+/**
+ * generic (SPEC §4.3): `X-Signature-Timestamp: <unix seconds>`, when sent, is signed with the
+ * body and bounds the delivery to 5 minutes; `requireTimestamp` refuses a delivery without one.
+ */
+function verifyGeneric(secret: string, rawBody: Buffer, headers: Record<string, string | undefined>, nowMs: number, requireTimestamp: boolean): SignatureCheck {
+  const signature = headerOf(headers, 'x-signature');
+  const timestamp = headerOf(headers, 'x-signature-timestamp');
+  if (timestamp === undefined) {
+    if (requireTimestamp) return fail('missing X-Signature-Timestamp header (this webhook requires a signed timestamp)');
+    return verifySha256Header('X-Signature', signature, secret, rawBody);
+  }
+  const seconds = parseSeconds(timestamp);
+  if (seconds === null) return fail('malformed X-Signature-Timestamp header: expected unix seconds');
+  if (signature === undefined) return fail('missing X-Signature header');
+  if (!withinTolerance(seconds, nowMs)) return fail(STALE);
+  return verifySha256Header('X-Signature', signature, secret, rawBody, timestamp);
+}
+
+export interface SignatureOptions {
+  /** generic only: refuse deliveries without X-Signature-Timestamp */
+  requireTimestamp?: boolean | undefined;
 }
 
 interface StripeHeader {
@@ -126,12 +153,13 @@ export function verifySignature(
   rawBody: Buffer,
   headers: Record<string, string | undefined>,
   nowMs: number,
+  options: SignatureOptions = {},
 ): SignatureCheck {
   // an empty key is a valid HMAC key that anyone can sign with: fail closed instead
   if (secret === '') return fail('the webhook has no secret to check the signature with');
   switch (provider) {
     case 'generic':
-      return verifySha256Header('X-Signature', headerOf(headers, 'x-signature'), secret, rawBody);
+      return verifyGeneric(secret, rawBody, headers, nowMs, options.requireTimestamp === true);
     case 'github':
       return verifySha256Header('X-Hub-Signature-256', headerOf(headers, 'x-hub-signature-256'), secret, rawBody);
     case 'stripe':
@@ -188,12 +216,17 @@ export function deliveryIdOf(provider: WebhookProvider, headers: Record<string, 
   return own ?? headerOf(headers, 'idempotency-key') ?? headerOf(headers, 'x-delivery-id') ?? null;
 }
 
-/** the header(s), lower-cased, that sign rawBody for the provider at nowMs: for tests and clients */
-export function signHeaders(provider: WebhookProvider, secret: string, rawBody: Buffer, nowMs: number): Record<string, string> {
+/**
+ * the header(s), lower-cased, that sign rawBody for the provider at nowMs: for tests and clients.
+ * `timestamped`: the generic provider's timestamped form (X-Signature-Timestamp).
+ */
+export function signHeaders(provider: WebhookProvider, secret: string, rawBody: Buffer, nowMs: number, timestamped = false): Record<string, string> {
   const t = String(Math.floor(nowMs / 1000));
   switch (provider) {
     case 'generic':
-      return { 'x-signature': `sha256=${hmacHex(secret, rawBody)}` };
+      return timestamped
+        ? { 'x-signature-timestamp': t, 'x-signature': `sha256=${hmacHex(secret, `${t}.`, rawBody)}` }
+        : { 'x-signature': `sha256=${hmacHex(secret, rawBody)}` };
     case 'github':
       return { 'x-hub-signature-256': `sha256=${hmacHex(secret, rawBody)}` };
     case 'stripe':

@@ -49,6 +49,22 @@ export function emailAllowed(email: string, allowed: readonly string[]): boolean
   });
 }
 
+/** A random 256-bit token (session ids, conversation tokens): never stored, only its hash. */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Tokens are random and long: a plain SHA-256 is enough to keep the stored form useless. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+export function tokenMatches(storedHash: string, token: string): boolean {
+  const a = Buffer.from(storedHash);
+  const b = Buffer.from(tokenHash(token));
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 export function newCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0');
 }
@@ -74,20 +90,42 @@ export class ChatKeys {
     return createHmac('sha256', this.codeKey).update(`${subdomain}\u0000${email}\u0000${code}`).digest('base64url');
   }
 
+  /** who asked for a code, kept without the address itself (a plain hash of an IPv4 address is undone by trying them all) */
+  clientTag(clientAddress: string): string {
+    return createHmac('sha256', this.codeKey).update(`client\u0000${clientAddress}`).digest('base64url');
+  }
+
   codeMatches(stored: string, subdomain: string, email: string, code: string): boolean {
     const a = Buffer.from(stored);
     const b = Buffer.from(this.codeHash(subdomain, email, code));
     return a.length === b.length && timingSafeEqual(a, b);
   }
 
-  /** `payload.signature`: the chat (subdomain, workflow, epoch), the email (or null) and the expiry, signed. */
-  session(chat: SessionScope, email: string | null, expiresAt: number): string {
-    const payload = Buffer.from(JSON.stringify({ s: chat.subdomain, w: chat.workflowId, p: chat.epoch, e: email, x: expiresAt })).toString('base64url');
+  /**
+   * `payload.signature`: the chat (subdomain, workflow, epoch), the email (or null), the expiry
+   * and the session's id (the server keeps its hash: sign-out deletes it), signed.
+   */
+  session(chat: SessionScope, email: string | null, expiresAt: number, sessionId: string): string {
+    const payload = Buffer.from(JSON.stringify({ s: chat.subdomain, w: chat.workflowId, p: chat.epoch, e: email, x: expiresAt, i: sessionId })).toString('base64url');
     return `${payload}.${this.sign(payload)}`;
   }
 
-  /** the session's email (null for password chats), or undefined when invalid, expired or for another chat or epoch */
-  readSession(value: string | undefined, chat: SessionScope, now: number): { email: string | null } | undefined {
+  /** the session's email (null for password chats) and id, or undefined when invalid, expired or for another chat or epoch */
+  readSession(value: string | undefined, chat: SessionScope, now: number): { email: string | null; sessionId: string } | undefined {
+    const data = this.signedPayload(value);
+    if (data === undefined || typeof data.i !== 'string') return undefined;
+    if (data.s !== chat.subdomain || data.w !== chat.workflowId || data.p !== chat.epoch) return undefined;
+    if (typeof data.x !== 'number' || data.x < now) return undefined;
+    return { email: typeof data.e === 'string' ? data.e : null, sessionId: data.i };
+  }
+
+  /** the id of a session cookie this service signed, whatever chat or epoch it is for (sign-out) */
+  sessionIdOf(value: string | undefined): string | undefined {
+    const id = this.signedPayload(value)?.i;
+    return typeof id === 'string' ? id : undefined;
+  }
+
+  private signedPayload(value: string | undefined): Record<string, unknown> | undefined {
     if (value === undefined) return undefined;
     const [payload, signature] = value.split('.');
     if (payload === undefined || signature === undefined) return undefined;
@@ -95,10 +133,8 @@ export class ChatKeys {
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
     try {
-      const data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s?: unknown; w?: unknown; p?: unknown; e?: unknown; x?: unknown };
-      if (data.s !== chat.subdomain || data.w !== chat.workflowId || data.p !== chat.epoch) return undefined;
-      if (typeof data.x !== 'number' || data.x < now) return undefined;
-      return { email: typeof data.e === 'string' ? data.e : null };
+      const data: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      return typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
     } catch {
       return undefined;
     }
@@ -109,7 +145,7 @@ export class ChatKeys {
   }
 }
 
-/** At most `limit` attempts per key per window (fixed windows): sign-in attempts per IP and per email. */
+/** At most `limit` attempts per key per window (fixed windows): sign-in attempts per client, and per email and client. */
 export class WindowLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
 

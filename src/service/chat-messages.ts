@@ -11,6 +11,7 @@ import type { ExecutionHandle } from '../runtime/engine.js';
 import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
 import type { ChatDeployment, ChatMessage, Conversation, Store } from '../store/types.js';
 import { answerOf, answerText } from './chat-answer.js';
+import { newToken, tokenHash, tokenMatches } from './chat-auth.js';
 import type { ChatVisitor } from './chat.js';
 import type { LoadedWorkflow } from './compiled-cache.js';
 import type { DeploymentService } from './deployments.js';
@@ -22,6 +23,12 @@ export const HISTORY_WINDOW = 40;
 /** a conversation past this many messages takes no more: start a new one */
 export const MAX_CONVERSATION_MESSAGES = 500;
 const MESSAGES_PER_MINUTE = 30;
+
+export interface MessageBody {
+  message: string;
+  conversationId?: string | undefined;
+  conversationToken?: string | undefined;
+}
 
 export interface ChatMessagesDeps {
   store: Store;
@@ -38,6 +45,8 @@ export interface Answer {
 
 export interface StartedMessage {
   conversation: Conversation;
+  /** what the visitor shows to continue this conversation (SPEC §4.4): sent with `done` */
+  conversationToken: string;
   handle: ExecutionHandle;
   /** resolves when the run has ended and its answer is stored: null when it failed */
   answer: Promise<{ result: ExecutionResult; answer: Answer | null }>;
@@ -52,8 +61,8 @@ export class ChatMessages {
     this.perVisitor = new TokenBuckets(MESSAGES_PER_MINUTE, deps.now);
   }
 
-  /** 429, 403 NOT_DEPLOYED, 404 (conversation), 409 (full), 422, 503 — all before anything is written. */
-  async start(chat: ChatDeployment, visitor: ChatVisitor, ip: string, body: { message: string; conversationId?: string | undefined }): Promise<StartedMessage> {
+  /** 429, 403 NOT_DEPLOYED, 403 FORBIDDEN (not the visitor's conversation), 409 (full), 422, 503 — all before anything is written. */
+  async start(chat: ChatDeployment, visitor: ChatVisitor, ip: string, body: MessageBody): Promise<StartedMessage> {
     const taken = this.perVisitor.take(`${chat.subdomain}\u0000${visitor.email ?? ip}`);
     if (!taken.ok) throw new TroupeError('RATE_LIMITED', 'too many messages; slow down', { details: { retryAfterSec: taken.retryAfterSec } });
     if (body.conversationId === undefined) return this.startTurn(chat, visitor, body);
@@ -85,12 +94,12 @@ export class ChatMessages {
     return { previous, done };
   }
 
-  private async startTurn(chat: ChatDeployment, visitor: ChatVisitor, body: { message: string; conversationId?: string | undefined }): Promise<StartedMessage> {
+  private async startTurn(chat: ChatDeployment, visitor: ChatVisitor, body: MessageBody): Promise<StartedMessage> {
     const deployment = await this.deps.deployments.get(chat.workflowId);
     // the workflow's id is nobody's business on a public page
     if (deployment === null) throw new TroupeError('NOT_DEPLOYED', 'this chat is not available right now');
     const loaded = await this.deps.deployments.loadDeployed(deployment);
-    const earlier = body.conversationId === undefined ? null : await this.existing(chat, visitor, body.conversationId);
+    const earlier = body.conversationId === undefined ? null : await this.existing(chat, visitor, body.conversationId, body.conversationToken);
     if (earlier !== null && earlier.messages.length >= MAX_CONVERSATION_MESSAGES) {
       throw new TroupeError('CONFLICT', 'this conversation is full; start a new one', { details: { maxMessages: MAX_CONVERSATION_MESSAGES } });
     }
@@ -101,11 +110,25 @@ export class ChatMessages {
     const input = { message: body.message, conversationId, turn, history };
     this.deps.executions.validateInput(loaded, input);
     this.deps.executions.ensureCapacity();
-    const conversation = earlier ?? (await this.create(chat, visitor, conversationId));
-    return this.run(chat, conversation, loaded, input);
+    const token = await this.tokenFor(earlier, body.conversationToken);
+    const conversation = earlier ?? (await this.create(chat, visitor, conversationId, tokenHash(token)));
+    return this.run(chat, conversation, token, loaded, input);
   }
 
-  private async run(chat: ChatDeployment, conversation: Conversation, loaded: LoadedWorkflow, input: { message: string; conversationId: string }): Promise<StartedMessage> {
+  /**
+   * The token the answer carries: the one the visitor showed, else a new one. A visitor of an
+   * email chat may continue its own conversation by its session alone (another tab, another
+   * device): its page gets a new token, and the hash stored is replaced (its other pages have the
+   * session too).
+   */
+  private async tokenFor(earlier: Conversation | null, shown: string | undefined): Promise<string> {
+    if (earlier !== null && shown !== undefined && earlier.tokenHash !== undefined && tokenMatches(earlier.tokenHash, shown)) return shown;
+    const token = newToken();
+    if (earlier !== null) await this.deps.store.chats.setConversationToken(earlier.id, tokenHash(token));
+    return token;
+  }
+
+  private async run(chat: ChatDeployment, conversation: Conversation, conversationToken: string, loaded: LoadedWorkflow, input: { message: string; conversationId: string }): Promise<StartedMessage> {
     const trigger = { type: 'chat' as const, subdomain: chat.subdomain, conversationId: conversation.id };
     const handle = await this.deps.executions.start(loaded, input, trigger, { conversationId: conversation.id });
     // kept as the execution record keeps it, secret values as `***`: the history is stored for
@@ -126,7 +149,7 @@ export class ChatMessages {
       );
       return { result, answer: { output, text } };
     });
-    return { conversation, handle, answer };
+    return { conversation, conversationToken, handle, answer };
   }
 
   /**
@@ -148,21 +171,25 @@ export class ChatMessages {
   }
 
   /**
-   * someone else's conversation (another email, or another workflow's chat) is as unknown as a
-   * made-up id. A workflow has one chat, so its conversations are the chat's whatever subdomain
-   * they began on: a new subdomain keeps the history (a deleted chat takes its conversations).
+   * SPEC §4.4: a conversation is continued with its token, or in an email chat from a session of
+   * its owner's address. Anything else (no token, a wrong one, another workflow's conversation,
+   * an unknown id) is the same 403, so nothing tells whether the id exists. A workflow has one
+   * chat, so its conversations are the chat's whatever subdomain they began on: a new subdomain
+   * keeps the history (a deleted chat takes its conversations).
    */
-  private async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string): Promise<Conversation> {
+  private async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string, token: string | undefined): Promise<Conversation> {
     const found = await this.deps.store.chats.getConversation(id);
-    if (found === null || found.workflowId !== chat.workflowId || found.owner !== visitor.email) {
-      throw new TroupeError('NOT_FOUND', `conversation ${id} not found`);
+    const byToken = token !== undefined && found?.tokenHash !== undefined && tokenMatches(found.tokenHash, token);
+    const bySession = chat.auth.mode === 'email' && visitor.email !== null && found?.owner === visitor.email;
+    if (found === null || found.workflowId !== chat.workflowId || !(byToken || bySession)) {
+      throw new TroupeError('FORBIDDEN', 'this conversation cannot be continued here: start a new one');
     }
     return found;
   }
 
-  private create(chat: ChatDeployment, visitor: ChatVisitor, id: string): Promise<Conversation> {
+  private create(chat: ChatDeployment, visitor: ChatVisitor, id: string, hash: string): Promise<Conversation> {
     const at = this.at();
-    return this.deps.store.chats.createConversation({ id, workflowId: chat.workflowId, subdomain: chat.subdomain, owner: visitor.email, messages: [], createdAt: at, updatedAt: at });
+    return this.deps.store.chats.createConversation({ id, workflowId: chat.workflowId, subdomain: chat.subdomain, owner: visitor.email, tokenHash: hash, messages: [], createdAt: at, updatedAt: at });
   }
 
   private async append(conversationId: string, m: ChatMessage): Promise<void> {

@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import { TroupeError, ValidationError } from '../errors.js';
 import { normalizeName } from '../model/names.js';
 import type { ChatDeployment, Store } from '../store/types.js';
-import { ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, MAX_CODE_ATTEMPTS, newCode, newEpoch, SESSION_TTL_MS, verifyPassword, WindowLimiter, type SessionScope } from './chat-auth.js';
+import {
+  ChatKeys, CODE_TTL_MS, emailAllowed, hashPassword, isPlainEmail, MAX_CODE_ATTEMPTS, newCode, newEpoch, newToken, SESSION_TTL_MS, tokenHash, verifyPassword,
+  WindowLimiter, type SessionScope,
+} from './chat-auth.js';
 import { workflowNotFound } from './keys.js';
 import type { Mailer } from './mailer.js';
 
@@ -33,23 +36,23 @@ export interface ChatVisitor {
 export type AuthOutcome = { kind: 'session'; cookie: string; maxAgeSec: number } | { kind: 'code-sent' };
 
 const IP_ATTEMPTS = 30;
-const EMAIL_ATTEMPTS = 10;
-/** code guesses per email per day, whatever codes they were for: a new code does not buy more */
-const EMAIL_GUESSES_PER_DAY = 20;
-const DAY_MS = 24 * 60 * 60_000;
+const EMAIL_CLIENT_ATTEMPTS = 10;
 const ATTEMPT_WINDOW_MS = 15 * 60_000;
 
+/*
+ * SPEC §4.4: attempts are counted per client address, and per email and client address
+ * together, never per email alone: a count per email is one anybody can use up, which locks its
+ * owner out. A code's own 5 tries bound the guessing of that code wherever the guesses come from.
+ */
 export class ChatService {
   private readonly keys: ChatKeys;
   private readonly perIp: WindowLimiter;
-  private readonly perEmail: WindowLimiter;
-  private readonly guesses: WindowLimiter;
+  private readonly perEmailClient: WindowLimiter;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.keys = new ChatKeys(deps.secretKey);
     this.perIp = new WindowLimiter(IP_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
-    this.perEmail = new WindowLimiter(EMAIL_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
-    this.guesses = new WindowLimiter(EMAIL_GUESSES_PER_DAY, DAY_MS, deps.now);
+    this.perEmailClient = new WindowLimiter(EMAIL_CLIENT_ATTEMPTS, ATTEMPT_WINDOW_MS, deps.now);
   }
 
   async put(workflowId: string, settings: ChatSettings): Promise<{ chat: ChatDeployment; created: boolean }> {
@@ -112,15 +115,27 @@ export class ChatService {
     return chat;
   }
 
-  /** The signed-in visitor, or null when the chat needs a sign-in this cookie does not give. */
-  visitor(chat: ChatDeployment, cookie: string | undefined): ChatVisitor | null {
+  /**
+   * The signed-in visitor, or null when the chat needs a sign-in this cookie does not give: the
+   * cookie must be signed for this chat and epoch, and its session still kept on the server
+   * (sign-out deletes it, for every instance and across restarts).
+   */
+  async visitor(chat: ChatDeployment, cookie: string | undefined): Promise<ChatVisitor | null> {
     if (chat.auth.mode === 'public') return { email: null };
     const session = this.keys.readSession(cookie, scopeOf(chat), this.deps.now());
     if (session === undefined) return null;
     // a session from before the chat switched to email mode (or back) does not carry over
     if ((chat.auth.mode === 'email') !== (session.email !== null)) return null;
     if (session.email !== null && !emailAllowed(session.email, chat.auth.allowedEmails ?? [])) return null;
-    return session;
+    const kept = await this.deps.store.chats.getSession(tokenHash(session.sessionId));
+    if (kept === null || kept.workflowId !== chat.workflowId || Date.parse(kept.expiresAt) < this.deps.now()) return null;
+    return { email: session.email };
+  }
+
+  /** DELETE /api/chat/{sub}/auth: the cookie's session ends on the server, whatever it was for. */
+  async signOut(cookie: string | undefined): Promise<void> {
+    const id = this.keys.sessionIdOf(cookie);
+    if (id !== undefined) await this.deps.store.chats.deleteSession(tokenHash(id));
   }
 
   /** POST /api/chat/{sub}/auth: `{ password }`, `{ email }` or `{ email, code }`. */
@@ -136,48 +151,60 @@ export class ChatService {
     }
     if (body.email === undefined) throw badRequest('/email', 'this chat signs in with an email address');
     const email = body.email.trim().toLowerCase();
-    this.limit(this.perEmail, `${chat.subdomain}\u0000${email}`);
-    // SPEC §4.4: an address outside allowedEmails is refused, saying nothing of the list's rules
-    if (!emailAllowed(email, chat.auth.allowedEmails ?? [])) throw new TroupeError('FORBIDDEN', 'this address cannot sign in to this chat');
+    if (!isPlainEmail(email)) throw badRequest('/email', 'not an email address');
+    this.limit(this.perEmailClient, `${chat.subdomain}\u0000${email}\u0000${ip}`);
+    const client = this.keys.clientTag(ip);
     if (body.code === undefined) {
-      // after the answer: the code's hashing, its write and the mail stay off the answer's time
+      // SPEC §4.4: the same 202 for every address, so the list cannot be probed; the code is sent
+      // (only to an allowed address) after the answer, so its time tells nothing either
       setImmediate(() => {
-        this.sendCode(chat, email).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
+        this.sendCode(chat, email, client).catch((err: unknown) => this.deps.logger.error({ err, subdomain: chat.subdomain }, 'chat sign-in code not sent'));
       });
       return { kind: 'code-sent' };
     }
-    this.limit(this.guesses, `${chat.subdomain}\u0000${email}`);
-    await this.checkCode(chat, email, body.code);
+    await this.checkCode(chat, email, client, body.code);
     return this.session(chat, email);
   }
 
-  private session(chat: ChatDeployment, email: string | null): AuthOutcome {
-    const cookie = this.keys.session(scopeOf(chat), email, this.deps.now() + SESSION_TTL_MS);
+  private async session(chat: ChatDeployment, email: string | null): Promise<AuthOutcome> {
+    const sessionId = newToken();
+    const expiresAt = this.deps.now() + SESSION_TTL_MS;
+    await this.deps.store.chats.putSession(
+      { idHash: tokenHash(sessionId), workflowId: chat.workflowId, subdomain: chat.subdomain, email, expiresAt: new Date(expiresAt).toISOString() },
+      new Date(this.deps.now()).toISOString(),
+    );
+    const cookie = this.keys.session(scopeOf(chat), email, expiresAt, sessionId);
     return { kind: 'session', cookie, maxAgeSec: SESSION_TTL_MS / 1000 };
   }
 
-  private async sendCode(chat: ChatDeployment, email: string): Promise<void> {
+  /**
+   * A code is the client's that asked for it (SPEC §4.4: no outsider can lock a person out): a
+   * request from elsewhere makes another code, never replaces this one, and guesses from
+   * elsewhere look for their own code, so they never use up this one's 5 tries.
+   */
+  private async sendCode(chat: ChatDeployment, email: string, client: string): Promise<void> {
     // the list may have changed since the answer: no mail to an address it no longer holds
     if (!emailAllowed(email, chat.auth.allowedEmails ?? [])) return;
     const code = newCode();
     const expiresAt = new Date(this.deps.now() + CODE_TTL_MS).toISOString();
-    await this.deps.store.chats.putCode({ subdomain: chat.subdomain, email, codeHash: this.keys.codeHash(chat.subdomain, email, code), expiresAt, attempts: 0 });
+    await this.deps.store.chats.putCode({ subdomain: chat.subdomain, email, client, codeHash: this.keys.codeHash(chat.subdomain, email, code), expiresAt, attempts: 0 });
     const title = chat.branding.title;
     await this.deps.mailer.send(email, `Your sign-in code for ${title}`, `Your code is ${code}. It is valid for 15 minutes.`);
   }
 
-  private async checkCode(chat: ChatDeployment, email: string, code: string): Promise<void> {
+  private async checkCode(chat: ChatDeployment, email: string, client: string, code: string): Promise<void> {
     const refused = (): TroupeError => new TroupeError('UNAUTHORIZED', 'invalid or expired code');
-    const stored = await this.deps.store.chats.getCode(chat.subdomain, email);
+    const codes = this.deps.store.chats;
+    const stored = await codes.getCode(chat.subdomain, email, client);
     if (stored === null || !emailAllowed(email, chat.auth.allowedEmails ?? [])) throw refused();
-    const attempts = await this.deps.store.chats.countAttempt(chat.subdomain, email);
+    const attempts = await codes.countAttempt(chat.subdomain, email, client);
     // 0: the code went away meanwhile (used or exhausted by a concurrent attempt)
     if (Date.parse(stored.expiresAt) < this.deps.now() || attempts === 0 || attempts > MAX_CODE_ATTEMPTS) {
-      await this.deps.store.chats.deleteCode(chat.subdomain, email);
+      await codes.deleteCode(chat.subdomain, email, client);
       throw refused();
     }
     if (!this.keys.codeMatches(stored.codeHash, chat.subdomain, email, code.trim())) throw refused();
-    await this.deps.store.chats.deleteCode(chat.subdomain, email);
+    await codes.deleteCode(chat.subdomain, email, client);
   }
 
   private limit(limiter: WindowLimiter, key: string): void {

@@ -180,7 +180,7 @@ export class WebhookService {
       // the name goes to the log, not to an anonymous caller
       throw new TroupeError('MISSING_SECRET', `the secret of webhook /webhooks/${req.path} is not set`);
     }
-    const check = verifySignature(provider, secret, req.rawBody, req.headers, this.deps.now());
+    const check = verifySignature(provider, secret, req.rawBody, req.headers, this.deps.now(), { requireTimestamp: trigger.requireTimestamp });
     if (!check.ok) throw new TroupeError('UNAUTHORIZED', `invalid webhook signature: ${check.reason}`);
   }
 

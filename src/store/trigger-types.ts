@@ -157,9 +157,21 @@ export interface Conversation {
   subdomain: string;
   /** who it belongs to: the signed-in email, or null (public and password chats) */
   owner: string | null;
+  /** hash of the conversationToken its `done` events carry (absent in conversations begun before tokens) */
+  tokenHash?: string;
   messages: ChatMessage[];
   createdAt: string;
   updatedAt: string;
+}
+
+/** A signed-in visitor's session, kept so sign-out can end it on the server: only its id's hash is stored. */
+export interface ChatSession {
+  idHash: string;
+  workflowId: string;
+  subdomain: string;
+  /** lower case; null for password chats */
+  email: string | null;
+  expiresAt: string;
 }
 
 /** A sign-in code sent by email: only its hash is kept. */
@@ -167,6 +179,11 @@ export interface ChatCode {
   subdomain: string;
   /** lower case */
   email: string;
+  /**
+   * who asked for it (a keyed hash of the client address): a code is one visitor's, so
+   * nobody else's requests replace it and nobody else's guesses use up its tries
+   */
+  client: string;
   codeHash: string;
   expiresAt: string;
   attempts: number;
@@ -177,16 +194,23 @@ export interface ChatRepo {
   put(chat: ChatDeployment): Promise<{ chat: ChatDeployment; created: boolean }>;
   getByWorkflow(workflowId: string): Promise<ChatDeployment | null>;
   getBySubdomain(subdomain: string): Promise<ChatDeployment | null>;
-  /** also deletes its conversations and codes; false when there was none */
+  /** also deletes its conversations, codes and sessions; false when there was none */
   delete(workflowId: string): Promise<boolean>;
   createConversation(c: Conversation): Promise<Conversation>;
   getConversation(id: string): Promise<Conversation | null>;
   /** appends in order and sets updatedAt; false when the conversation does not exist */
   appendMessages(id: string, messages: readonly ChatMessage[], updatedAt: string): Promise<boolean>;
-  /** replaces any earlier code for (subdomain, email) */
+  /** replaces any earlier code for (subdomain, email, client) */
   putCode(code: ChatCode): Promise<void>;
-  getCode(subdomain: string, email: string): Promise<ChatCode | null>;
+  getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null>;
   /** attempts + 1; returns the new count (0 when there is no code) */
-  countAttempt(subdomain: string, email: string): Promise<number>;
-  deleteCode(subdomain: string, email: string): Promise<void>;
+  countAttempt(subdomain: string, email: string, client: string): Promise<number>;
+  deleteCode(subdomain: string, email: string, client: string): Promise<void>;
+  /** replaces the conversation's token hash; false when the conversation does not exist */
+  setConversationToken(id: string, tokenHash: string): Promise<boolean>;
+  /** stores a new session, and drops sessions that expired before `now` */
+  putSession(session: ChatSession, now: string): Promise<void>;
+  getSession(idHash: string): Promise<ChatSession | null>;
+  /** ends a session (sign-out); false when there was none */
+  deleteSession(idHash: string): Promise<boolean>;
 }

@@ -25,7 +25,7 @@ const MAIL_SUB = 'mail-test';
 const MAIL_CODE = '123456';
 const MAIL_PAGE = renderChatPage({ subdomain: MAIL_SUB, branding: { title: 'Mail chat' }, authMode: 'email' });
 
-interface SeenMessage { message: string; conversationId?: string; host: string; cookie: string }
+interface SeenMessage { message: string; conversationId?: string; conversationToken?: string; host: string; cookie: string }
 
 /** The fake chat API: records what it saw; `hold()` keeps the next answer's last chunk until released. */
 class FakeChat {
@@ -98,6 +98,7 @@ class FakeChat {
     const cookie = req.headers.cookie ?? '';
     const seen: SeenMessage = { message: String(body.message), host: req.headers.host ?? '', cookie };
     if (typeof body.conversationId === 'string') seen.conversationId = body.conversationId;
+    if (typeof body.conversationToken === 'string') seen.conversationToken = body.conversationToken;
     this.messages.push(seen);
     if (!cookie.split(/;\s*/).includes(SESSION)) {
       sendJson(res, 401, { error: { code: 'UNAUTHORIZED', message: 'Sign in first.', details: {} } });
@@ -127,7 +128,7 @@ class FakeChat {
     await sleep(30);
     res.write(sse('chunk', { text: 'ld!' }));
     await sleep(30);
-    res.end(sse('done', { conversationId, executionId: `exec-${this.messages.length}`, output: 'Hello, world!' }));
+    res.end(sse('done', { conversationId, conversationToken: `token-of-${conversationId}`, executionId: `exec-${this.messages.length}`, output: 'Hello, world!' }));
   }
 }
 
@@ -159,9 +160,11 @@ async function until<T>(read: () => Promise<T>, expected: T, what: string, timeo
 const texts = (page: Page, role: 'user' | 'assistant') => () =>
   page.locator(`#messages .message.${role}:not(.welcome) .message-text`).allTextContents();
 
-async function stored(page: Page): Promise<{ conversationId: string | null; messages: Array<{ role: string; text: string }>; signedIn: boolean }> {
+type Stored = { conversationId: string | null; conversationToken: string | null; messages: Array<{ role: string; text: string }>; signedIn: boolean };
+
+async function stored(page: Page): Promise<Stored> {
   const raw = await page.evaluate(`localStorage.getItem(${JSON.stringify(STORAGE_KEY)})`);
-  return JSON.parse(String(raw)) as { conversationId: string | null; messages: Array<{ role: string; text: string }>; signedIn: boolean };
+  return JSON.parse(String(raw)) as Stored;
 }
 
 async function signIn(page: Page, password: string): Promise<void> {
@@ -247,9 +250,10 @@ describe('browser: chat page', function () {
     expect(fake.messages[0]).to.not.have.property('conversationId');
   });
 
-  it('keeps the conversation across a reload and sends its conversationId', async () => {
+  it('keeps the conversation across a reload and sends its conversationId with the conversationToken of done', async () => {
     expect(await stored(page)).to.deep.equal({
       conversationId: 'conv-1',
+      conversationToken: 'token-of-conv-1',
       messages: [{ role: 'user', text: 'Hi\nthere' }, { role: 'assistant', text: 'Hello, world!' }],
       signedIn: true,
     });
@@ -259,7 +263,7 @@ describe('browser: chat page', function () {
     expect(await texts(page, 'user')()).to.deep.equal(['Hi\nthere']);
     expect(await texts(page, 'assistant')()).to.deep.equal(['Hello, world!']);
     await sendAndFinish(page, 'Again', 2);
-    expect(fake.messages[1]).to.deep.include({ message: 'Again', conversationId: 'conv-1' });
+    expect(fake.messages[1]).to.deep.include({ message: 'Again', conversationId: 'conv-1', conversationToken: 'token-of-conv-1' });
     expect(await texts(page, 'user')()).to.deep.equal(['Hi\nthere', 'Again']);
   });
 
@@ -275,10 +279,11 @@ describe('browser: chat page', function () {
     expect(await texts(page, 'user')()).to.deep.equal([]);
     expect(await texts(page, 'assistant')()).to.deep.equal([]);
     expect(await page.locator('#messages .message.welcome').count()).to.equal(1);
-    expect(await stored(page)).to.deep.equal({ conversationId: null, messages: [], signedIn: true });
+    expect(await stored(page)).to.deep.equal({ conversationId: null, conversationToken: null, messages: [], signedIn: true });
     await sendAndFinish(page, 'Fresh start', 1);
     expect(fake.messages.at(-1)).to.deep.include({ message: 'Fresh start' });
     expect(fake.messages.at(-1)).to.not.have.property('conversationId');
+    expect(fake.messages.at(-1)).to.not.have.property('conversationToken');
     expect((await stored(page)).conversationId).to.equal('conv-2');
   });
 
@@ -292,7 +297,7 @@ describe('browser: chat page', function () {
     await signIn(page, PASSWORD);
     await until(texts(page, 'user'), ['Fresh start', 'After expiry'], 'pending message resent');
     await until(texts(page, 'assistant'), ['Hello, world!', 'Hello, world!'], 'its answer');
-    expect(fake.messages.at(-1)).to.deep.include({ message: 'After expiry', conversationId: 'conv-2', cookie: SESSION });
+    expect(fake.messages.at(-1)).to.deep.include({ message: 'After expiry', conversationId: 'conv-2', conversationToken: 'token-of-conv-2', cookie: SESSION });
   });
 
   it('works at the Host-style URL http://chat-test.localhost:PORT/', async () => {

@@ -60,6 +60,11 @@ describe('browser: chat against the service', function () {
       branding: { title: 'Helpdesk', welcomeMessage: 'Ask away', primaryColor: '#0f766e' },
       output: { block: 'talk', path: 'content' },
     }).expect(201);
+    await h.http.post('/api/workflows').set(auth).send({ ...WORKFLOW, id: 'frontdesk', name: 'Front desk' }).expect(201);
+    await h.http.post('/api/workflows/frontdesk/deploy').set(auth).expect(201);
+    await h.http.put('/api/workflows/frontdesk/chat').set(auth).send({
+      subdomain: 'frontdesk', auth: { mode: 'public' }, branding: { title: 'Front desk' }, output: { block: 'talk', path: 'content' },
+    }).expect(201);
     browser = await launchBrowser();
   });
   after(async () => {
@@ -100,6 +105,45 @@ describe('browser: chat against the service', function () {
     await page.close();
   });
 
+  it('a public chat keeps the conversationToken of done and sends it: the conversation carries on after a reload', async () => {
+    const page = await browser.newPage();
+    const sent: Record<string, unknown>[] = [];
+    page.on('request', (req) => {
+      if (req.url().endsWith('/api/chat/frontdesk/messages')) sent.push(JSON.parse(req.postData() ?? '{}') as Record<string, unknown>);
+    });
+    await page.goto(`http://frontdesk.chat.localhost:${port}/`);
+    await page.fill('#message-input', 'Hello');
+    await page.press('#message-input', 'Enter');
+    await until(() => answers(page), (a) => a[0] === 'Answer number 1 for you', 'the first answer');
+    await until(() => page.locator('#send').isEnabled(), (v) => v, 'the end of the stream');
+    const kept = JSON.parse(String(await page.evaluate("localStorage.getItem('troupe-chat:frontdesk')"))) as { conversationId: string; conversationToken: string };
+    expect(kept.conversationToken).to.be.a('string').with.length.greaterThan(20);
+    const stored = await h.store.chats.getConversation(kept.conversationId);
+    expect(stored?.messages).to.have.length(2);
+    await page.reload();
+    await page.fill('#message-input', 'And now?');
+    await page.press('#message-input', 'Enter');
+    await until(() => answers(page), (a) => a[1] === 'Answer number 2 for you', 'the second answer, with the first turn in its history');
+    expect(sent[1]).to.deep.equal({ message: 'And now?', conversationId: kept.conversationId, conversationToken: kept.conversationToken });
+    await page.close();
+  });
+
+  it('a kept conversation the service refuses (403: its token does not open it) goes on as a new one', async () => {
+    const page = await browser.newPage();
+    await page.goto(`http://frontdesk.chat.localhost:${port}/`);
+    await page.evaluate(`localStorage.setItem('troupe-chat:frontdesk', JSON.stringify({ conversationId: 'someone-elses', conversationToken: 'a-guess', messages: [], signedIn: false }))`);
+    await page.reload();
+    await page.fill('#message-input', 'Hello again');
+    await page.press('#message-input', 'Enter');
+    await until(() => answers(page), (a) => a[0] === 'Answer number 1 for you', 'an answer in a new conversation');
+    await until(() => page.locator('#send').isEnabled(), (v) => v, 'the end of the stream');
+    const kept = JSON.parse(String(await page.evaluate("localStorage.getItem('troupe-chat:frontdesk')"))) as { conversationId: string; conversationToken: string };
+    expect(kept.conversationId).to.not.equal('someone-elses');
+    expect(kept.conversationToken).to.not.equal('a-guess');
+    expect((await h.store.chats.getConversation(kept.conversationId))?.messages.map((m) => m.content)).to.deep.equal(['Hello again', 'Answer number 1 for you']);
+    await page.close();
+  });
+
   it('"Sign out" drops the session cookie and the stored conversation, and shows the sign-in again', async () => {
     const page = await browser.newPage();
     const problems: string[] = [];
@@ -110,7 +154,10 @@ describe('browser: chat against the service', function () {
     await page.goto(`http://helpdesk.chat.localhost:${port}/`);
     await page.locator('#sign-out').waitFor({ state: 'visible' });
     expect(await answers(page)).to.not.deep.equal([]);
-    expect(await browser.context.cookies(`http://helpdesk.chat.localhost:${port}/api/chat/helpdesk/messages`)).to.have.length(1);
+    const cookies = await browser.context.cookies(`http://helpdesk.chat.localhost:${port}/api/chat/helpdesk/messages`);
+    expect(cookies).to.have.length(1);
+    const copy = `${cookies[0]!.name}=${cookies[0]!.value}`;
+    await h.http.post('/api/chat/helpdesk/messages').set('Cookie', copy).send({ message: 'still in?' }).expect(200);
     await page.click('#sign-out');
     await page.locator('#email').waitFor({ state: 'visible' });
     expect(await page.isVisible('#sign-out')).to.equal(false);
@@ -119,7 +166,9 @@ describe('browser: chat against the service', function () {
     expect(await answers(page)).to.deep.equal([]);
     expect(await browser.context.cookies(`http://helpdesk.chat.localhost:${port}/api/chat/helpdesk/messages`)).to.deep.equal([]);
     const kept = JSON.parse(String(await page.evaluate("localStorage.getItem('troupe-chat:helpdesk')"))) as unknown;
-    expect(kept).to.deep.equal({ conversationId: null, messages: [], signedIn: false });
+    expect(kept).to.deep.equal({ conversationId: null, conversationToken: null, messages: [], signedIn: false });
+    // the session ended on the server: a copy of its cookie is refused from now on
+    await h.http.post('/api/chat/helpdesk/messages').set('Cookie', copy).send({ message: 'still in?' }).expect(401);
     await page.reload();
     await page.locator('#email').waitFor({ state: 'visible' });
     expect(await answers(page)).to.deep.equal([]);

@@ -148,12 +148,12 @@ describe('troupe serve: webhooks, schedules and chat (child process)', function 
       }));
     };
     const first = await say(proc.url, { message: 'hello' });
-    const conversationId = first.at(-1)?.data.conversationId as string;
+    const { conversationId, conversationToken } = first.at(-1)?.data as { conversationId: string; conversationToken: string };
     expect(first.at(-1)?.data.output).to.deep.include({ result: 'turn 1: hello' });
     proc.child.kill('SIGKILL');
     await proc.exited;
     proc = await startServe(data);
-    const second = await say(proc.url, { message: 'again', conversationId });
+    const second = await say(proc.url, { message: 'again', conversationId, conversationToken });
     expect(second.at(-1)?.event).to.equal('done');
     expect(second.at(-1)?.data.output).to.deep.include({ result: 'turn 2: again' });
     expect(second[0]).to.deep.equal({ event: 'chunk', data: { text: 'turn 2: again' } });
@@ -176,8 +176,14 @@ describe('troupe serve: webhooks, schedules and chat (child process)', function 
     expect((await call(proc.url, 'POST', '/api/workflows', { token, body: doc })).status).to.equal(201);
     expect((await call(proc.url, 'POST', '/api/workflows/slowchat/deploy', { token })).status).to.equal(201);
     expect((await call(proc.url, 'PUT', '/api/workflows/slowchat/chat', { token, body: { subdomain: 'slowchat', auth: { mode: 'public' }, branding: { title: 'Slow' } } })).status).to.equal(201);
-    // the first message's stream is cut by the kill
-    const cut = call(proc.url, 'POST', '/api/chat/slowchat/messages', { body: { message: 'hello' } }).catch(() => null);
+    // the first message's stream is cut by the kill; its headers (sent before any answer) hold the conversation's token
+    let conversationToken: string | null = null;
+    const cut = fetch(`${proc.url}/api/chat/slowchat/messages`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'hello' }) })
+      .then((res) => {
+        conversationToken = res.headers.get('x-conversation-token');
+        return res.text();
+      })
+      .catch(() => null);
     let running: { id: string; trigger: { conversationId: string } } | undefined;
     for (let i = 0; i < 200 && running === undefined; i++) {
       const list = await call(proc.url, 'GET', '/api/workflows/slowchat/executions', { token });
@@ -189,6 +195,7 @@ describe('troupe serve: webhooks, schedules and chat (child process)', function 
     proc.child.kill('SIGKILL');
     await proc.exited;
     await cut;
+    expect(conversationToken, 'the token came with the headers').to.be.a('string');
     proc = await startServe(data);
     for (let i = 0; i < 200; i++) {
       const rec = await call(proc.url, 'GET', `/api/executions/${running?.id ?? ''}`, { token });
@@ -196,7 +203,7 @@ describe('troupe serve: webhooks, schedules and chat (child process)', function 
       await new Promise((r) => setTimeout(r, 50));
     }
     await new Promise((r) => setTimeout(r, 200));
-    const next = await call(proc.url, 'POST', '/api/chat/slowchat/messages', { body: { message: 'again', conversationId: running?.trigger.conversationId } });
+    const next = await call(proc.url, 'POST', '/api/chat/slowchat/messages', { body: { message: 'again', conversationId: running?.trigger.conversationId, conversationToken } });
     const done = String(next.body).split('\n\n').find((b) => b.startsWith('event: done')) ?? '';
     // the first turn's question and its answer (from the resumed run) are both in the history
     expect(JSON.parse(/^data: (.*)$/m.exec(done)?.[1] ?? 'null')?.output).to.deep.include({ result: 'turn 2: again' });

@@ -38,9 +38,9 @@ describe('http: chat history and secrets', () => {
 
     const message = `my key is ${SECRET}`;
     const first = parseSse((await send({ message }).expect(200)).body as string);
-    const conversationId = (first.at(-1)?.data as { conversationId: string }).conversationId;
+    const { conversationId, conversationToken } = first.at(-1)?.data as { conversationId: string; conversationToken: string };
     expect((first[0]?.data as { text: string }).text).to.equal(`${message.length} chars; before: []`);
-    const second = parseSse((await send({ message: 'and now?', conversationId }).expect(200)).body as string);
+    const second = parseSse((await send({ message: 'and now?', conversationId, conversationToken }).expect(200)).body as string);
     expect((second[0]?.data as { text: string }).text).to.contain('my key is ***').and.not.contain(SECRET);
 
     const stored = await h.store.chats.getConversation(conversationId);

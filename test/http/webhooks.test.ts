@@ -328,4 +328,59 @@ describe('http: webhooks', () => {
     const dots = await h.http.post('/api/workflows').set(auth).send(hookWorkflow('dots', { path: 'a/../b' })).expect(422);
     expect(JSON.stringify(dots.body.error.details)).to.include('/triggers/0/path');
   });
+
+  describe('replays (issue 21, finding 5; SPEC §4.3)', () => {
+    it('generic: X-Signature-Timestamp is signed with the body and refused outside 5 minutes', async () => {
+      await deploy(h, hookWorkflow('ts', { path: 'ts', provider: 'generic' }));
+      const body = JSON.stringify({ n: 1 });
+      const fresh = signHeaders('generic', SECRET, Buffer.from(body), Date.now(), true);
+      expect(fresh).to.have.keys('x-signature', 'x-signature-timestamp');
+      await post(h, 'ts', body, fresh).expect(202);
+      // a captured delivery replayed 6 minutes later: the timestamp is refused, signed as it is
+      const stale = signHeaders('generic', SECRET, Buffer.from(body), Date.now() - 6 * 60_000, true);
+      const refused = await post(h, 'ts', body, { ...stale, 'X-Delivery-Id': 'a-new-id' }).expect(401);
+      expect(refused.body.error.message).to.include('timestamp outside the 5-minute tolerance');
+      // the timestamp cannot be moved: the signature covers it
+      await post(h, 'ts', body, { ...stale, 'x-signature-timestamp': fresh['x-signature-timestamp']! }).expect(401);
+      // a body-only signature does not pass for a timestamped one, nor the reverse
+      await post(h, 'ts', body, { ...signed('generic', body), 'x-signature-timestamp': fresh['x-signature-timestamp']! }).expect(401);
+      const malformed = await post(h, 'ts', body, { ...fresh, 'x-signature-timestamp': '1e9' }).expect(401);
+      expect(malformed.body.error.message).to.include('X-Signature-Timestamp');
+      expect(await history(h, 'ts')).to.have.length(1);
+    });
+
+    it('generic with "requireTimestamp": true refuses a delivery without X-Signature-Timestamp, however signed', async () => {
+      await deploy(h, hookWorkflow('rt', { path: 'rt', provider: 'generic', requireTimestamp: true }));
+      const body = JSON.stringify({ n: 2 });
+      const res = await post(h, 'rt', body, signed('generic', body)).expect(401);
+      expect(res.body.error).to.deep.include({ code: 'UNAUTHORIZED' });
+      expect(res.body.error.message).to.include('missing X-Signature-Timestamp header');
+      await post(h, 'rt', body, signHeaders('generic', SECRET, Buffer.from(body), Date.now(), true)).expect(202);
+      expect(await history(h, 'rt')).to.have.length(1);
+      const stored = await h.http.get('/api/workflows/rt').set(auth).expect(200);
+      expect(JSON.stringify(stored.body), 'the setting is kept').to.include('"requireTimestamp":true');
+    });
+
+    it('validation takes requireTimestamp as a boolean on a generic trigger only', async () => {
+      const wrongType = await h.http.post('/api/workflows').set(auth).send(hookWorkflow('v1', { path: 'v1', requireTimestamp: 'yes' })).expect(422);
+      expect(JSON.stringify(wrongType.body.error.details)).to.include('/triggers/0/requireTimestamp');
+      const github = await h.http.post('/api/workflows').set(auth).send(hookWorkflow('v2', { path: 'v2', provider: 'github', requireTimestamp: true })).expect(422);
+      expect(JSON.stringify(github.body.error.details)).to.include('requireTimestamp is for the generic provider');
+      await h.http.post('/api/workflows').set(auth).send(hookWorkflow('v3', { path: 'v3', requireTimestamp: false })).expect(201);
+    });
+
+    it('providers that sign no time replay with a new delivery id (documented); Stripe\'s signed event id stays a duplicate', async () => {
+      await deploy(h, hookWorkflow('gh', { path: 'gh', provider: 'github' }));
+      const body = JSON.stringify({ zen: 'same' });
+      const headers = signed('github', body, Date.now() - 24 * 60 * 60_000);
+      await post(h, 'gh', body, { ...headers, 'X-GitHub-Delivery': 'g-1' }).expect(202);
+      const replay = await post(h, 'gh', body, { ...headers, 'X-GitHub-Delivery': 'g-2' }).expect(202);
+      expect(replay.body.duplicate, 'GitHub signs neither a time nor its delivery id').to.equal(false);
+      await deploy(h, hookWorkflow('st', { path: 'st', provider: 'stripe' }));
+      const event = JSON.stringify({ id: 'evt_1', type: 'x' });
+      const first = await post(h, 'st', event, signed('stripe', event)).expect(202);
+      const again = await post(h, 'st', event, { ...signed('stripe', event), 'Idempotency-Key': 'other' }).expect(202);
+      expect(again.body).to.deep.equal({ eventId: first.body.eventId, duplicate: true });
+    });
+  });
 });

@@ -96,6 +96,13 @@ describe('model/cron-next', () => {
       expect(between('0 0 * * 5', 'UTC', '2025-07-01T00:00:00Z', '2025-07-31T23:59:59Z')).to.have.length(4);
     });
 
+    it('a day field starting with * (*/1, */2) leaves the choice to the other, as in Vixie cron (croner would OR them)', () => {
+      // 2025-07-05 and 06 are a Saturday and a Sunday
+      expect(between('0 9 */1 * 1-5', 'UTC', '2025-07-01T00:00:00Z', '2025-07-07T23:59:59Z').map((d) => d.slice(8, 10))).to.deep.equal(['01', '02', '03', '04', '07']);
+      expect(between('0 9 */2 * 1-5', 'UTC', '2025-07-01T00:00:00Z', '2025-07-10T23:59:59Z').map((d) => d.slice(8, 10))).to.deep.equal(['01', '03', '07', '09']);
+      expect(between('0 9 */10 * *', 'UTC', '2025-07-01T00:00:00Z', '2025-07-31T23:59:59Z').map((d) => d.slice(8, 10))).to.deep.equal(['01', '11', '21', '31']);
+    });
+
     it('finds the last day, last Friday and second Monday of each month, and back from a bound', () => {
       expect(between('0 0 L * *', 'UTC', '2026-01-01T00:00:00Z', '2026-04-01T00:00:00Z')).to.deep.equal(
         ['2026-01-31', '2026-02-28', '2026-03-31'].map((d) => `${d}T00:00:00.000Z`),
@@ -169,6 +176,17 @@ describe('model/cron-next', () => {
       expect(between('0,30 2,3 * * *', 'America/New_York', '2025-03-09T00:00:00Z', '2025-03-09T12:00:00Z')).to.deep.equal([
         '2025-03-09T07:00:00.000Z', // 02:00, 02:30 and 03:00 EDT
         '2025-03-09T07:30:00.000Z', // 03:30 EDT
+      ]);
+    });
+
+    it('restricted hours with stepped minutes are fixed times too (croner\'s own rule would repeat them)', () => {
+      // 2025-11-02: 01:00-01:59 occurs twice in New York; */20 1 fires at 01:00, 01:20, 01:40 EDT only
+      expect(between('*/20 1 * * *', 'America/New_York', '2025-11-02T04:00:00Z', '2025-11-02T08:00:00Z')).to.deep.equal([
+        '2025-11-02T05:00:00.000Z', '2025-11-02T05:20:00.000Z', '2025-11-02T05:40:00.000Z',
+      ]);
+      // every hour written as a range is still every hour: real time, so the repeated hour fires again
+      expect(between('0 0-23 * * *', 'America/New_York', '2025-11-02T04:30:00Z', '2025-11-02T07:30:00Z')).to.deep.equal([
+        '2025-11-02T05:00:00.000Z', '2025-11-02T06:00:00.000Z', '2025-11-02T07:00:00.000Z',
       ]);
     });
 

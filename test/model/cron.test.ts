@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { dayMatches, isValidTimeZone, parseCron } from '../../src/model/cron.js';
+import { isValidTimeZone, parseCron } from '../../src/model/cron.js';
+import { dueBetween } from '../../src/model/cron-next.js';
 
 function fields(expr: string) {
   const r = parseCron(expr);
@@ -37,11 +38,11 @@ describe('model/cron', () => {
   }
 
   describe('Quartz day forms (?, L, W, nL, n#k)', () => {
-    /** the days of a month (2026, 1-based) that the expression's day fields allow */
+    /** the days of a month (2026, 1-based) on which the expression (at midnight UTC) is due */
     function days(expr: string, month: number): number[] {
-      const f = fields(expr);
-      const last = new Date(Date.UTC(2026, month, 0)).getUTCDate();
-      return Array.from({ length: last }, (_, i) => i + 1).filter((d) => dayMatches(f, 2026, month, d));
+      const from = new Date(Date.UTC(2026, month - 1, 1) - 1000);
+      const to = new Date(Date.UTC(2026, month, 1) - 1000);
+      return dueBetween(fields(expr), 'UTC', from, to, 100).map((d) => d.getUTCDate());
     }
 
     it('reads ? as "any" in either day field, so the other one decides', () => {
@@ -86,6 +87,20 @@ describe('model/cron', () => {
       expect(parsed.ok).to.equal(false);
       expect(JSON.stringify(parsed)).to.include('(days before the last) is not supported');
     });
+  });
+
+  it('says what is wrong in our terms (croner counts days and months from 0)', () => {
+    const message = (expr: string): string => {
+      const r = parseCron(expr);
+      return r.ok ? '' : r.message;
+    };
+    expect(message('* * 0 * *')).to.equal('day of month value 0 is outside 1-31');
+    expect(message('* * * 13 *')).to.equal('month value 13 is outside 1-12');
+    expect(message('0 0 32W * *')).to.equal('day of month (nW) value 32 is outside 1-31');
+    expect(message('60 * * * *')).to.equal('minute value 60 is outside 0-59');
+    expect(message('? * * * *')).to.equal('minute: "?" stands alone, and only in a day field');
+    expect(message('0 0 * * L')).to.include('"L" alone is ambiguous');
+    expect(message('* * *')).to.include('a cron expression has 5 fields (or 6 with seconds)');
   });
 
   it('checks IANA time zones', () => {

@@ -317,4 +317,32 @@ describe('model/webhook-signature', () => {
       });
     }
   });
+
+  describe('generic with X-Signature-Timestamp (SPEC §4.3)', () => {
+    const timed = (t: number | string, body = BODY): Record<string, string> => ({ 'x-signature-timestamp': String(t), 'x-signature': `sha256=${hex(SECRET, stripePayload(t, body))}` });
+
+    it('signs "<timestamp>.<raw body>" and takes 300 s either way, not more', () => {
+      expect(verifySignature('generic', SECRET, BODY, timed(NOW_S), NOW_MS)).to.deep.equal({ ok: true });
+      expect(verifySignature('generic', SECRET, BODY, timed(NOW_S - 300), NOW_MS)).to.deep.equal({ ok: true });
+      expect(verifySignature('generic', SECRET, BODY, timed(NOW_S + 300), NOW_MS)).to.deep.equal({ ok: true });
+      expect(verifySignature('generic', SECRET, BODY, timed(NOW_S - 301), NOW_MS)).to.deep.equal(STALE);
+      expect(verifySignature('generic', SECRET, BODY, timed(NOW_S + 301), NOW_MS)).to.deep.equal(STALE);
+      expect(signHeaders('generic', SECRET, BODY, NOW_MS, true)).to.deep.equal(timed(NOW_S));
+    });
+
+    it('refuses a body-only signature with a timestamp, another body, and timestamps that are not plain seconds', () => {
+      expect(verifySignature('generic', SECRET, BODY, { 'x-signature-timestamp': String(NOW_S), 'x-signature': `sha256=${hex(SECRET, BODY)}` }, NOW_MS)).to.deep.equal(MISMATCH);
+      expect(verifySignature('generic', SECRET, Buffer.from('{}'), timed(NOW_S), NOW_MS)).to.deep.equal(MISMATCH);
+      for (const t of ['1e9', ' 1700000000x', '-1', '0x10']) {
+        expect(reasonOf(verifySignature('generic', SECRET, BODY, { ...timed(NOW_S), 'x-signature-timestamp': t }, NOW_MS)), t).to.include('malformed X-Signature-Timestamp');
+      }
+    });
+
+    it('requireTimestamp refuses a delivery without one; without the option a body-only signature still passes', () => {
+      const bodyOnly = { 'x-signature': `sha256=${hex(SECRET, BODY)}` };
+      expect(verifySignature('generic', SECRET, BODY, bodyOnly, NOW_MS)).to.deep.equal({ ok: true });
+      expect(reasonOf(verifySignature('generic', SECRET, BODY, bodyOnly, NOW_MS, { requireTimestamp: true }))).to.include('missing X-Signature-Timestamp header');
+      expect(verifySignature('generic', SECRET, BODY, timed(NOW_S), NOW_MS, { requireTimestamp: true })).to.deep.equal({ ok: true });
+    });
+  });
 });

@@ -119,12 +119,13 @@ function setSessionCookie(ctx: Ctx, subdomain: string, value: string, lifetime: 
 }
 
 /**
- * Sign-out: the session cookie is HttpOnly, so the page cannot drop it itself, and a visitor on
- * a shared computer would otherwise stay signed in for the cookie's 7 days.
+ * Sign-out: the session ends on the server (SPEC §4.4), so a copy of the cookie is refused from
+ * then on; the cookie is HttpOnly, so the page cannot drop it itself: the answer expires it.
  */
 async function signOut(ctx: Ctx, chat: ChatService): Promise<void> {
   sameOrigin(ctx);
   const found = await chat.bySubdomain(param(ctx, 'sub'));
+  await chat.signOut(ctx.cookies.get(cookieName(found.subdomain)));
   setSessionCookie(ctx, found.subdomain, '', { expires: new Date(0) });
   ctx.status = 204;
 }
@@ -132,19 +133,24 @@ async function signOut(ctx: Ctx, chat: ChatService): Promise<void> {
 async function messages(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   sameOriginJson(ctx);
   const found = await s.chat.bySubdomain(param(ctx, 'sub'));
-  const visitor: ChatVisitor | null = s.chat.visitor(found, ctx.cookies.get(cookieName(found.subdomain)));
+  const visitor: ChatVisitor | null = await s.chat.visitor(found, ctx.cookies.get(cookieName(found.subdomain)));
   if (visitor === null) throw new TroupeError('UNAUTHORIZED', 'sign in to this chat first');
   const body = await parseBody(ctx, chatMessageSchema);
   const started = await s.chatMessages.start(found, visitor, ctx.ip, body);
   ctx.set('X-Execution-Id', started.handle.id);
   ctx.set('X-Conversation-Id', started.conversation.id);
+  ctx.set('X-Conversation-Token', started.conversationToken);
   streamAnswer(ctx, s, logger, found, started);
 }
 
 /** chunks of the answer's block (every block's without an `output` setting), then done or error */
 function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeployment, started: StartedMessage): void {
   const sse = openSse(ctx);
+  // out now, with the headers (X-Conversation-Token): a visitor whose stream is cut before the
+  // answer still holds the conversation
+  sse.comment('conversation');
   const conversationId = started.conversation.id;
+  const conversationToken = started.conversationToken;
   let streamed = false;
   let ended = false;
   const finish = async (): Promise<void> => {
@@ -152,10 +158,10 @@ function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeploymen
     ended = true;
     if (answer === null) {
       // what failed inside the workflow stays in its execution record, not on a public page
-      sse.send('error', { code: result.error?.code ?? 'FAILED', message: 'the assistant could not answer this message', conversationId, executionId: result.id });
+      sse.send('error', { code: result.error?.code ?? 'FAILED', message: 'the assistant could not answer this message', conversationId, conversationToken, executionId: result.id });
     } else {
       if (!streamed && answer.text !== '') sse.send('chunk', { text: answer.text });
-      sse.send('done', { conversationId, executionId: result.id, output: answer.output ?? null });
+      sse.send('done', { conversationId, conversationToken, executionId: result.id, output: answer.output ?? null });
     }
     sse.close();
   };
@@ -171,7 +177,7 @@ function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeploymen
   };
   const fail = (err: unknown): void => {
     logger.error({ err, executionId: started.handle.id }, 'chat stream failed');
-    sse.send('error', { code: 'INTERNAL', message: 'the stream failed', conversationId });
+    sse.send('error', { code: 'INTERNAL', message: 'the stream failed', conversationId, conversationToken });
     sse.close();
   };
   s.executions.follow(started.handle.id, onEvent, sse.signal).then(
@@ -206,24 +212,24 @@ function signInRoutes(chat: ChatService, notFound: ResponseSpec): RouteSpec[] {
     {
       method: 'post', path: '/api/chat/{sub}/auth', operationId: 'chatAuth', tag: 'chat', auth: 'none',
       summary: 'Sign in: `{ password }`, `{ email }` (mails a 6-digit code, valid 15 min, 5 attempts) or `{ email, code }`',
-      description: 'Success sets an HttpOnly signed session cookie. An email outside allowedEmails is refused (403) without saying why.',
+      description: 'Success sets an HttpOnly signed session cookie. Asking for a code answers 202 for every well-formed address; the code is mailed only to addresses allowed by allowedEmails.',
       body: { schema: chatAuthSchema },
       responses: {
         200: { description: 'signed in: the session cookie is set', schema: chatSignedInSchema, headers: ['Set-Cookie'] },
-        202: { description: 'a code was mailed', schema: chatCodeSentSchema },
-        400: errorResponse('missing field for this auth mode (INVALID_REQUEST)'),
+        202: { description: 'a code is mailed if the address is allowed (the same answer either way)', schema: chatCodeSentSchema },
+        400: errorResponse('missing field for this auth mode, or not an email address (INVALID_REQUEST)'),
         401: errorResponse('wrong password, or invalid or expired code (UNAUTHORIZED)'),
-        403: errorResponse('an email outside allowedEmails, or a request from another origin (FORBIDDEN)'),
+        403: errorResponse('a request from another origin (FORBIDDEN)'),
         404: notFound,
-        429: errorResponse('too many attempts from this address or for this email (RATE_LIMITED)', ['Retry-After']),
+        429: errorResponse('too many attempts from this client address, or for this email from it (RATE_LIMITED)', ['Retry-After']),
       },
       handler: (ctx) => auth(ctx, chat),
     },
     {
       method: 'delete', path: '/api/chat/{sub}/auth', operationId: 'chatSignOut', tag: 'chat', auth: 'none',
-      summary: 'Sign out: the session cookie is cleared (signed in or not)',
+      summary: 'Sign out: the session ends on the server and its cookie is cleared (signed in or not)',
       responses: {
-        204: { description: 'signed out: the session cookie is expired', headers: ['Set-Cookie'] },
+        204: { description: 'signed out: the session is ended, its cookie refused from now on and expired', headers: ['Set-Cookie'] },
         403: errorResponse('a request from another origin (FORBIDDEN)'),
         404: notFound,
       },
@@ -252,14 +258,15 @@ export function chatPublicRoutes(s: Services, logger: Logger): RouteSpec[] {
     ...signInRoutes(s.chat, notFound),
     {
       method: 'post', path: '/api/chat/{sub}/messages', operationId: 'chatMessage', tag: 'chat', auth: 'none',
-      summary: 'Send a message: SSE `chunk` { text } as tokens arrive, then `done` { conversationId, executionId, output } or `error` { code, message }',
+      summary: 'Send a message: SSE `chunk` { text } as tokens arrive, then `done` { conversationId, conversationToken, executionId, output } or `error` { code, message }',
+      description: 'A conversation continues only with the conversationToken of its `done` events, or in an email chat from a session of its owner\'s address.',
       body: { schema: chatMessageSchema },
       responses: {
-        200: { description: 'text/event-stream', alsoContentTypes: ['text/event-stream'], headers: ['X-Execution-Id'] },
+        200: { description: 'text/event-stream', alsoContentTypes: ['text/event-stream'], headers: ['X-Execution-Id', 'X-Conversation-Id', 'X-Conversation-Token'] },
         400: errorResponse('invalid body (INVALID_JSON, INVALID_REQUEST)'),
         401: errorResponse('this chat needs a sign-in (UNAUTHORIZED)'),
-        403: errorResponse('the workflow is not deployed (NOT_DEPLOYED), or a request from another origin (FORBIDDEN)'),
-        404: errorResponse('no such chat or conversation (NOT_FOUND)'),
+        403: errorResponse('the workflow is not deployed (NOT_DEPLOYED); a conversationId without its token, or a request from another origin (FORBIDDEN)'),
+        404: errorResponse('no such chat (NOT_FOUND)'),
         409: errorResponse('the conversation is full; start a new one (CONFLICT)'),
         422: errorResponse("the input does not match the starter's inputFormat (INVALID_INPUT)"),
         429: errorResponse('too many messages from this visitor (RATE_LIMITED)', ['Retry-After']),

@@ -46,7 +46,8 @@ export function webhookRoutes(s: Services, logger: Logger): RouteSpec[] {
     {
       method: 'post', path: '/webhooks/{path}', routerPath: '/webhooks/*path', operationId: 'receiveWebhook', tag: 'webhooks', auth: 'none',
       summary: "A webhook trigger of a deployed workflow (the path may span segments, e.g. 'github/push')",
-      description: 'Signature by provider: generic `X-Signature: sha256=<hex HMAC of the raw body>`, GitHub `X-Hub-Signature-256`, '
+      description: 'Signature by provider: generic `X-Signature: sha256=<hex HMAC of the raw body>` (with `X-Signature-Timestamp: <unix seconds>`, '
+        + 'the HMAC of `<timestamp>.<raw body>`, refused outside 5 minutes; required by `requireTimestamp`), GitHub `X-Hub-Signature-256`, '
         + 'Stripe `Stripe-Signature` and Slack `X-Slack-Signature` (5-minute tolerance). The event is stored and announced on the bus '
         + 'before the answer; a delivery id seen within 24 h (`X-GitHub-Delivery`, the Stripe event id, the Slack `event_id`, '
         + '`Idempotency-Key`, `X-Delivery-Id`) is acknowledged with `duplicate: true` and starts nothing.',

@@ -7,9 +7,9 @@
 import type { Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import { conflict, fromJson, iso, toJson } from '../shared.js';
-import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, Conversation } from '../types.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, ChatSession, Conversation } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
-import type { ChatCodeDoc, ChatConversationDoc, ChatDeploymentDoc } from './collections.js';
+import type { ChatCodeDoc, ChatConversationDoc, ChatDeploymentDoc, ChatSessionDoc } from './collections.js';
 
 type ChatBody = Pick<ChatDeployment, 'auth' | 'branding' | 'output'>;
 
@@ -32,6 +32,7 @@ function toConversation(doc: ChatConversationDoc): Conversation {
     workflowId: doc.workflowId,
     subdomain: doc.subdomain,
     owner: doc.owner,
+    ...(doc.tokenHash === undefined ? {} : { tokenHash: doc.tokenHash }),
     messages: doc.messages.map((m) => fromJson(m) as ChatMessage),
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
@@ -39,7 +40,7 @@ function toConversation(doc: ChatConversationDoc): Conversation {
 }
 
 function toCode(doc: ChatCodeDoc): ChatCode {
-  return { subdomain: doc.subdomain, email: doc.email, codeHash: doc.codeHash, expiresAt: doc.expiresAt, attempts: doc.attempts };
+  return { subdomain: doc.subdomain, email: doc.email, client: doc.client, codeHash: doc.codeHash, expiresAt: doc.expiresAt, attempts: doc.attempts };
 }
 
 /** The stored form of a message: its timestamp normalized, no undefined fields. */
@@ -47,8 +48,9 @@ function messageJson(m: ChatMessage): string {
   return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}) });
 }
 
-function codeKey(subdomain: string, email: string): string {
-  return JSON.stringify([subdomain, email]);
+/** codes of an earlier version, keyed by (subdomain, email) only, match no key: asked for again */
+function codeKey(subdomain: string, email: string, client: string): string {
+  return JSON.stringify([subdomain, email, client]);
 }
 
 function subdomainConflict(subdomain: string): TroupeError {
@@ -59,11 +61,13 @@ export class MongoChats implements ChatRepo {
   private readonly chats: Collection<ChatDeploymentDoc>;
   private readonly conversations: Collection<ChatConversationDoc>;
   private readonly codes: Collection<ChatCodeDoc>;
+  private readonly sessions: Collection<ChatSessionDoc>;
 
   constructor(db: Db) {
     this.chats = db.collection<ChatDeploymentDoc>(COLLECTIONS.chatDeployments);
     this.conversations = db.collection<ChatConversationDoc>(COLLECTIONS.chatConversations);
     this.codes = db.collection<ChatCodeDoc>(COLLECTIONS.chatCodes);
+    this.sessions = db.collection<ChatSessionDoc>(COLLECTIONS.chatSessions);
   }
 
   async put(chat: ChatDeployment): Promise<{ chat: ChatDeployment; created: boolean }> {
@@ -117,6 +121,7 @@ export class MongoChats implements ChatRepo {
     // dependents first: an interrupted delete leaves a chat without conversations, never the reverse
     await this.conversations.deleteMany({ workflowId });
     await this.codes.deleteMany(chat ? { $or: [{ workflowId }, { subdomain: chat.subdomain }] } : { workflowId });
+    await this.sessions.deleteMany({ workflowId });
     return (await this.chats.deleteOne({ _id: workflowId })).deletedCount > 0;
   }
 
@@ -126,6 +131,7 @@ export class MongoChats implements ChatRepo {
       workflowId: c.workflowId,
       subdomain: c.subdomain,
       owner: c.owner,
+      ...(c.tokenHash === undefined ? {} : { tokenHash: c.tokenHash }),
       messages: c.messages.map(messageJson),
       createdAt: iso(c.createdAt),
       updatedAt: iso(c.updatedAt),
@@ -157,12 +163,13 @@ export class MongoChats implements ChatRepo {
     const replacement = {
       subdomain: code.subdomain,
       email: code.email,
+      client: code.client,
       workflowId: chat?._id ?? null,
       codeHash: code.codeHash,
       expiresAt: iso(code.expiresAt),
       attempts: code.attempts,
     };
-    const _id = codeKey(code.subdomain, code.email);
+    const _id = codeKey(code.subdomain, code.email, code.client);
     try {
       await this.codes.replaceOne({ _id }, replacement, { upsert: true });
     } catch (err) {
@@ -172,17 +179,36 @@ export class MongoChats implements ChatRepo {
     }
   }
 
-  async getCode(subdomain: string, email: string): Promise<ChatCode | null> {
-    const doc = await this.codes.findOne({ _id: codeKey(subdomain, email) });
+  async getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null> {
+    const doc = await this.codes.findOne({ _id: codeKey(subdomain, email, client) });
     return doc ? toCode(doc) : null;
   }
 
-  async countAttempt(subdomain: string, email: string): Promise<number> {
-    const doc = await this.codes.findOneAndUpdate({ _id: codeKey(subdomain, email) }, { $inc: { attempts: 1 } }, { returnDocument: 'after' });
+  async countAttempt(subdomain: string, email: string, client: string): Promise<number> {
+    const doc = await this.codes.findOneAndUpdate({ _id: codeKey(subdomain, email, client) }, { $inc: { attempts: 1 } }, { returnDocument: 'after' });
     return doc?.attempts ?? 0;
   }
 
-  async deleteCode(subdomain: string, email: string): Promise<void> {
-    await this.codes.deleteOne({ _id: codeKey(subdomain, email) });
+  async deleteCode(subdomain: string, email: string, client: string): Promise<void> {
+    await this.codes.deleteOne({ _id: codeKey(subdomain, email, client) });
+  }
+
+  async setConversationToken(id: string, tokenHash: string): Promise<boolean> {
+    return (await this.conversations.updateOne({ _id: id }, { $set: { tokenHash } })).matchedCount === 1;
+  }
+
+  async putSession(session: ChatSession, now: string): Promise<void> {
+    await this.sessions.deleteMany({ expiresAt: { $lt: iso(now) } });
+    const doc: ChatSessionDoc = { _id: session.idHash, workflowId: session.workflowId, subdomain: session.subdomain, email: session.email, expiresAt: iso(session.expiresAt) };
+    await this.sessions.replaceOne({ _id: session.idHash }, doc, { upsert: true });
+  }
+
+  async getSession(idHash: string): Promise<ChatSession | null> {
+    const doc = await this.sessions.findOne({ _id: idHash });
+    return doc ? { idHash: doc._id, workflowId: doc.workflowId, subdomain: doc.subdomain, email: doc.email, expiresAt: doc.expiresAt } : null;
+  }
+
+  async deleteSession(idHash: string): Promise<boolean> {
+    return (await this.sessions.deleteOne({ _id: idHash })).deletedCount > 0;
   }
 }

@@ -24,6 +24,7 @@ export const COLLECTIONS = {
   chatDeployments: 'chat_deployments',
   chatConversations: 'chat_conversations',
   chatCodes: 'chat_codes',
+  chatSessions: 'chat_sessions',
   memories: 'memories',
   memoryCounters: 'memory_counters',
 } as const;
@@ -62,11 +63,13 @@ export interface WebhookDeliveryDoc { _id: string; workflowId: string; eventId: 
 export interface ChatDeploymentDoc { _id: string; subdomain: string; body: string; createdAt: string; updatedAt: string }
 /** `messages` holds one JSON string per message, appended with `$push`/`$each` (atomic, in order) */
 export interface ChatConversationDoc {
-  _id: string; workflowId: string; subdomain: string; owner: string | null; messages: string[]; createdAt: string; updatedAt: string;
+  _id: string; workflowId: string; subdomain: string; owner: string | null; tokenHash?: string; messages: string[]; createdAt: string; updatedAt: string;
 }
-/** `_id` is (subdomain, email); `workflowId` held the subdomain when the code was sent (null: no chat did) */
+/** `_id` is the hash of the session id its cookie carries */
+export interface ChatSessionDoc { _id: string; workflowId: string; subdomain: string; email: string | null; expiresAt: string }
+/** `_id` is (subdomain, email, client); `workflowId` held the subdomain when the code was sent (null: no chat did) */
 export interface ChatCodeDoc {
-  _id: string; subdomain: string; email: string; workflowId: string | null; codeHash: string; expiresAt: string; attempts: number;
+  _id: string; subdomain: string; email: string; client: string; workflowId: string | null; codeHash: string; expiresAt: string; attempts: number;
 }
 
 /** One remembered message; `_id` is (workflow, conversation) and its seq */
@@ -96,6 +99,7 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.chatDeployments]: [{ key: { subdomain: 1 }, unique: true }],
   [COLLECTIONS.chatConversations]: [{ key: { workflowId: 1 } }],
   [COLLECTIONS.chatCodes]: [{ key: { workflowId: 1 } }, { key: { subdomain: 1 } }],
+  [COLLECTIONS.chatSessions]: [{ key: { workflowId: 1 } }, { key: { expiresAt: 1 } }],
   [COLLECTIONS.memories]: [{ key: { workflowId: 1, conversationId: 1, seq: 1 }, unique: true }],
   [COLLECTIONS.memoryCounters]: [{ key: { workflowId: 1 } }],
 };

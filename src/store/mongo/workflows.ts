@@ -22,6 +22,7 @@ const CASCADE: readonly [string, string][] = [
   [COLLECTIONS.chatCodes, 'workflowId'],
   [COLLECTIONS.memories, 'workflowId'],
   [COLLECTIONS.memoryCounters, 'workflowId'],
+  [COLLECTIONS.chatSessions, 'workflowId'],
 ];
 const MAX_CAS_ATTEMPTS = 20;
 

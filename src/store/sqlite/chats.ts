@@ -1,6 +1,6 @@
 import { TroupeError } from '../../errors.js';
 import { conflict, fromJson, iso, toJson } from '../shared.js';
-import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, Conversation } from '../types.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, ChatSession, Conversation } from '../types.js';
 import type { Db } from './db.js';
 
 interface ChatRow {
@@ -16,13 +16,23 @@ interface ConversationRow {
   workflow_id: string;
   subdomain: string;
   owner: string | null;
+  token_hash: string | null;
   created_at: string;
   updated_at: string;
+}
+
+interface SessionRow {
+  id_hash: string;
+  workflow_id: string;
+  subdomain: string;
+  email: string | null;
+  expires_at: string;
 }
 
 interface CodeRow {
   subdomain: string;
   email: string;
+  client: string;
   workflow_id: string | null;
   code_hash: string;
   expires_at: string;
@@ -45,7 +55,7 @@ function toChat(row: ChatRow): ChatDeployment {
 }
 
 function toCode(row: CodeRow): ChatCode {
-  return { subdomain: row.subdomain, email: row.email, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts };
+  return { subdomain: row.subdomain, email: row.email, client: row.client, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts };
 }
 
 /** The stored form of a message: its timestamp normalized, no undefined fields. */
@@ -76,6 +86,12 @@ export class SqliteChats implements ChatRepo {
   private readonly selectCode;
   private readonly bumpAttempts;
   private readonly removeCode;
+  private readonly updateToken;
+  private readonly insertSession;
+  private readonly purgeSessions;
+  private readonly selectSession;
+  private readonly removeSession;
+  private readonly removeSessions;
 
   constructor(private readonly db: Db) {
     this.selectByWorkflow = db.prepare<[string], ChatRow>('SELECT * FROM chat_deployments WHERE workflow_id = ?');
@@ -88,8 +104,8 @@ export class SqliteChats implements ChatRepo {
     this.removeConversations = db.prepare('DELETE FROM chat_conversations WHERE workflow_id = ?');
     this.removeMessages = db.prepare('DELETE FROM chat_messages WHERE workflow_id = ?');
     this.removeCodes = db.prepare('DELETE FROM chat_codes WHERE workflow_id = ? OR subdomain = ?');
-    this.insertConversation = db.prepare(`INSERT INTO chat_conversations (id, workflow_id, subdomain, owner, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+    this.insertConversation = db.prepare(`INSERT INTO chat_conversations (id, workflow_id, subdomain, owner, token_hash, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
     this.selectConversation = db.prepare<[string], ConversationRow>('SELECT * FROM chat_conversations WHERE id = ?');
     this.touchConversation = db.prepare<[string, string], { workflow_id: string }>(
       'UPDATE chat_conversations SET updated_at = ? WHERE id = ? RETURNING workflow_id',
@@ -97,15 +113,21 @@ export class SqliteChats implements ChatRepo {
     this.selectMessages = db.prepare<[string], { body: string }>('SELECT body FROM chat_messages WHERE conversation_id = ? ORDER BY seq');
     this.selectLastSeq = db.prepare<[string], { seq: number | null }>('SELECT max(seq) AS seq FROM chat_messages WHERE conversation_id = ?');
     this.insertMessage = db.prepare('INSERT INTO chat_messages (conversation_id, seq, workflow_id, body) VALUES (?, ?, ?, ?)');
-    this.upsertCode = db.prepare(`INSERT INTO chat_codes (subdomain, email, workflow_id, code_hash, expires_at, attempts)
-      VALUES (?, ?, (SELECT workflow_id FROM chat_deployments WHERE subdomain = ?), ?, ?, ?)
-      ON CONFLICT (subdomain, email) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
+    this.upsertCode = db.prepare(`INSERT INTO chat_codes (subdomain, email, client, workflow_id, code_hash, expires_at, attempts)
+      VALUES (?, ?, ?, (SELECT workflow_id FROM chat_deployments WHERE subdomain = ?), ?, ?, ?)
+      ON CONFLICT (subdomain, email, client) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
         expires_at = excluded.expires_at, attempts = excluded.attempts`);
-    this.selectCode = db.prepare<[string, string], CodeRow>('SELECT * FROM chat_codes WHERE subdomain = ? AND email = ?');
-    this.bumpAttempts = db.prepare<[string, string], { attempts: number }>(
-      'UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = ? AND email = ? RETURNING attempts',
+    this.selectCode = db.prepare<[string, string, string], CodeRow>('SELECT * FROM chat_codes WHERE subdomain = ? AND email = ? AND client = ?');
+    this.bumpAttempts = db.prepare<[string, string, string], { attempts: number }>(
+      'UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = ? AND email = ? AND client = ? RETURNING attempts',
     );
-    this.removeCode = db.prepare('DELETE FROM chat_codes WHERE subdomain = ? AND email = ?');
+    this.removeCode = db.prepare('DELETE FROM chat_codes WHERE subdomain = ? AND email = ? AND client = ?');
+    this.updateToken = db.prepare('UPDATE chat_conversations SET token_hash = ? WHERE id = ?');
+    this.insertSession = db.prepare('INSERT OR REPLACE INTO chat_sessions (id_hash, workflow_id, subdomain, email, expires_at) VALUES (?, ?, ?, ?, ?)');
+    this.purgeSessions = db.prepare('DELETE FROM chat_sessions WHERE expires_at < ?');
+    this.selectSession = db.prepare<[string], SessionRow>('SELECT * FROM chat_sessions WHERE id_hash = ?');
+    this.removeSession = db.prepare('DELETE FROM chat_sessions WHERE id_hash = ?');
+    this.removeSessions = db.prepare('DELETE FROM chat_sessions WHERE workflow_id = ?');
   }
 
   async put(chat: ChatDeployment): Promise<{ chat: ChatDeployment; created: boolean }> {
@@ -138,6 +160,7 @@ export class SqliteChats implements ChatRepo {
       this.removeConversations.run(workflowId);
       // a code left with no workflow (sent before the chat existed) goes with the subdomain too
       this.removeCodes.run(workflowId, chat?.subdomain ?? null);
+      this.removeSessions.run(workflowId);
       return chat !== undefined && this.removeChat.run(workflowId).changes > 0;
     }).immediate();
   }
@@ -145,7 +168,7 @@ export class SqliteChats implements ChatRepo {
   async createConversation(c: Conversation): Promise<Conversation> {
     const messages = c.messages.map(messageJson);
     this.db.transaction(() => {
-      const inserted = this.insertConversation.run(c.id, c.workflowId, c.subdomain, c.owner, iso(c.createdAt), iso(c.updatedAt)).changes > 0;
+      const inserted = this.insertConversation.run(c.id, c.workflowId, c.subdomain, c.owner, c.tokenHash ?? null, iso(c.createdAt), iso(c.updatedAt)).changes > 0;
       if (!inserted) throw conflict('conversation', c.id);
       messages.forEach((m, seq) => this.insertMessage.run(c.id, seq, c.workflowId, m));
     }).immediate();
@@ -158,7 +181,11 @@ export class SqliteChats implements ChatRepo {
       const row = this.selectConversation.get(id);
       if (row === undefined) return null;
       const messages = this.selectMessages.all(id).map((m) => fromJson(m.body) as ChatMessage);
-      return { id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner, messages, createdAt: row.created_at, updatedAt: row.updated_at };
+      return {
+        id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner,
+        ...(row.token_hash === null ? {} : { tokenHash: row.token_hash }),
+        messages, createdAt: row.created_at, updatedAt: row.updated_at,
+      };
     })();
   }
 
@@ -175,19 +202,39 @@ export class SqliteChats implements ChatRepo {
   }
 
   async putCode(code: ChatCode): Promise<void> {
-    this.upsertCode.run(code.subdomain, code.email, code.subdomain, code.codeHash, iso(code.expiresAt), code.attempts);
+    this.upsertCode.run(code.subdomain, code.email, code.client, code.subdomain, code.codeHash, iso(code.expiresAt), code.attempts);
   }
 
-  async getCode(subdomain: string, email: string): Promise<ChatCode | null> {
-    const row = this.selectCode.get(subdomain, email);
+  async getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null> {
+    const row = this.selectCode.get(subdomain, email, client);
     return row ? toCode(row) : null;
   }
 
-  async countAttempt(subdomain: string, email: string): Promise<number> {
-    return this.bumpAttempts.get(subdomain, email)?.attempts ?? 0;
+  async countAttempt(subdomain: string, email: string, client: string): Promise<number> {
+    return this.bumpAttempts.get(subdomain, email, client)?.attempts ?? 0;
   }
 
-  async deleteCode(subdomain: string, email: string): Promise<void> {
-    this.removeCode.run(subdomain, email);
+  async deleteCode(subdomain: string, email: string, client: string): Promise<void> {
+    this.removeCode.run(subdomain, email, client);
+  }
+
+  async setConversationToken(id: string, tokenHash: string): Promise<boolean> {
+    return this.updateToken.run(tokenHash, id).changes > 0;
+  }
+
+  async putSession(session: ChatSession, now: string): Promise<void> {
+    this.db.transaction(() => {
+      this.purgeSessions.run(iso(now));
+      this.insertSession.run(session.idHash, session.workflowId, session.subdomain, session.email, iso(session.expiresAt));
+    }).immediate();
+  }
+
+  async getSession(idHash: string): Promise<ChatSession | null> {
+    const row = this.selectSession.get(idHash);
+    return row ? { idHash: row.id_hash, workflowId: row.workflow_id, subdomain: row.subdomain, email: row.email, expiresAt: row.expires_at } : null;
+  }
+
+  async deleteSession(idHash: string): Promise<boolean> {
+    return this.removeSession.run(idHash).changes > 0;
   }
 }

@@ -225,4 +225,32 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_by_created ON executions (created_at DESC, id DESC);
   CREATE INDEX executions_by_trigger_type ON executions (json_extract(trigger, '$.type'), created_at DESC, id DESC);
   `,
+  // Chat ownership and sign-out (SPEC §4.4): a conversation's token hash, and the sessions that
+  // sign-out ends on the server (by the hash of the id their cookie carries). Sign-in codes are
+  // per client too, so nobody else's requests or guesses touch a visitor's code: the table is
+  // made anew (codes live 15 minutes; one pending across the upgrade is asked for again).
+  `
+  ALTER TABLE chat_conversations ADD COLUMN token_hash TEXT;
+  DROP TABLE chat_codes;
+  CREATE TABLE chat_codes (
+    subdomain   TEXT NOT NULL,
+    email       TEXT NOT NULL,
+    client      TEXT NOT NULL,
+    workflow_id TEXT,
+    code_hash   TEXT NOT NULL,
+    expires_at  TEXT NOT NULL,
+    attempts    INTEGER NOT NULL,
+    PRIMARY KEY (subdomain, email, client)
+  ) STRICT;
+  CREATE INDEX chat_codes_by_workflow ON chat_codes (workflow_id);
+  CREATE TABLE chat_sessions (
+    id_hash     TEXT PRIMARY KEY,
+    workflow_id TEXT NOT NULL,
+    subdomain   TEXT NOT NULL,
+    email       TEXT,
+    expires_at  TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX chat_sessions_by_workflow ON chat_sessions (workflow_id);
+  CREATE INDEX chat_sessions_by_expiry ON chat_sessions (expires_at);
+  `,
 ];

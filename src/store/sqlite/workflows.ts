@@ -15,7 +15,7 @@ interface Row {
 const CASCADE_TABLES = [
   'workflow_versions', 'deployments', 'api_keys', 'webhook_routes', 'webhook_events', 'schedules', 'schedule_fires',
   'chat_deployments', 'chat_conversations', 'chat_messages', 'chat_codes',
-  'memories', 'memory_conversations',
+  'memories', 'memory_conversations', 'chat_sessions',
 ] as const;
 
 const SELECT = `SELECT w.id, v.version, v.definition, w.created_at, v.created_at AS updated_at

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ChatCode, ChatDeployment, ChatMessage, Conversation } from '../../../src/store/types.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatSession, Conversation } from '../../../src/store/types.js';
 import type { ContractContext } from './context.js';
 import { rejectsWith, workflowDef } from './context.js';
 
@@ -28,12 +28,51 @@ function conversation(id: string, workflowId = 'wf', messages: ChatMessage[] = [
   return { id, workflowId, subdomain: 'support', owner: 'a@example.com', messages, createdAt: T0, updatedAt: T0 };
 }
 
-function code(email: string, codeHash = 'h1', subdomain = 'support'): ChatCode {
-  return { subdomain, email, codeHash, expiresAt: T2, attempts: 0 };
+function code(email: string, codeHash = 'h1', subdomain = 'support', client = 'c1'): ChatCode {
+  return { subdomain, email, client, codeHash, expiresAt: T2, attempts: 0 };
+}
+
+function session(idHash: string, workflowId = 'wf', expiresAt = T2): ChatSession {
+  return { idHash, workflowId, subdomain: 'support', email: 'a@example.com', expiresAt };
 }
 
 export function chatsContract(ctx: ContractContext): void {
   describe('chats', () => {
+    it('keeps a conversation\'s token hash and replaces it; false for an unknown conversation', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      const created = await s.chats.createConversation({ ...conversation('c1'), tokenHash: 't1' });
+      expect(created.tokenHash).to.equal('t1');
+      expect((await s.chats.getConversation('c1'))?.tokenHash).to.equal('t1');
+      expect(await s.chats.setConversationToken('c1', 't2')).to.equal(true);
+      expect(await s.chats.getConversation('c1')).to.deep.equal({ ...conversation('c1'), tokenHash: 't2' });
+      expect(await s.chats.setConversationToken('nope', 't2')).to.equal(false);
+      await s.chats.createConversation(conversation('c2'));
+      expect(await s.chats.getConversation('c2'), 'none given: none kept').to.deep.equal(conversation('c2'));
+    });
+
+    it('stores sessions by id hash, ends one on delete, drops expired ones on a put and all of a deleted chat', async () => {
+      const s = ctx.store();
+      await s.chats.put(chat('wf', 'support'));
+      await s.chats.put(chat('other', 'sales'));
+      await s.chats.putSession(session('s1', 'wf', T1), T0);
+      await s.chats.putSession({ ...session('s2', 'wf'), email: null }, T0);
+      await s.chats.putSession({ ...session('s3', 'other'), subdomain: 'sales' }, T0);
+      expect(await s.chats.getSession('s1')).to.deep.equal(session('s1', 'wf', T1));
+      expect(await s.chats.getSession('s2')).to.deep.equal({ ...session('s2', 'wf'), email: null });
+      expect(await s.chats.deleteSession('s2')).to.equal(true);
+      expect(await s.chats.deleteSession('s2')).to.equal(false);
+      expect(await s.chats.getSession('s2')).to.equal(null);
+      await s.chats.putSession(session('s4', 'wf'), T2);
+      expect(await s.chats.getSession('s1'), 'expired before the put: dropped').to.equal(null);
+      expect(await s.chats.getSession('s4')).to.deep.equal(session('s4', 'wf'));
+      expect(await s.chats.delete('wf')).to.equal(true);
+      expect(await s.chats.getSession('s4'), 'a deleted chat ends its sessions').to.equal(null);
+      expect(await s.chats.getSession('s3')).to.not.equal(null);
+      const reopened = await ctx.reopen();
+      expect(await reopened.chats.getSession('s3'), 'sessions survive a reopen').to.deep.equal({ ...session('s3', 'other'), subdomain: 'sales' });
+    });
+
     it('puts a chat, finds it by workflow and by subdomain, replaces it keeping createdAt', async () => {
       const s = ctx.store();
       expect(await s.chats.getByWorkflow('wf')).to.equal(null);
@@ -100,21 +139,26 @@ export function chatsContract(ctx: ContractContext): void {
     it('keeps one sign-in code per subdomain and email, counts attempts, deletes it', async () => {
       const s = ctx.store();
       await s.chats.put(chat('wf', 'support'));
-      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
-      expect(await s.chats.countAttempt('support', 'a@example.com'), 'no code: 0').to.equal(0);
-      expect(await s.chats.getCode('support', 'a@example.com'), 'counting creates nothing').to.equal(null);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.equal(null);
+      expect(await s.chats.countAttempt('support', 'a@example.com', 'c1'), 'no code: 0').to.equal(0);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1'), 'counting creates nothing').to.equal(null);
       await s.chats.putCode(code('a@example.com'));
       await s.chats.putCode(code('b@example.com', 'hb'));
-      expect(await s.chats.countAttempt('support', 'a@example.com')).to.equal(1);
-      expect(await s.chats.countAttempt('support', 'a@example.com')).to.equal(2);
-      expect(await s.chats.getCode('support', 'a@example.com')).to.deep.equal({ ...code('a@example.com'), attempts: 2 });
+      expect(await s.chats.countAttempt('support', 'a@example.com', 'c1')).to.equal(1);
+      expect(await s.chats.countAttempt('support', 'a@example.com', 'c1')).to.equal(2);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.deep.equal({ ...code('a@example.com'), attempts: 2 });
       await s.chats.putCode(code('a@example.com', 'h2'));
-      expect(await s.chats.getCode('support', 'a@example.com'), 'a new code replaces the earlier one').to.deep.equal(code('a@example.com', 'h2'));
-      expect(await s.chats.getCode('other', 'a@example.com'), 'codes are per subdomain').to.equal(null);
-      await s.chats.deleteCode('support', 'a@example.com');
-      await s.chats.deleteCode('support', 'a@example.com');
-      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
-      expect(await s.chats.getCode('support', 'b@example.com')).to.deep.equal(code('b@example.com', 'hb'));
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1'), 'a new code replaces the earlier one').to.deep.equal(code('a@example.com', 'h2'));
+      expect(await s.chats.getCode('other', 'a@example.com', 'c1'), 'codes are per subdomain').to.equal(null);
+      await s.chats.putCode(code('a@example.com', 'h3', 'support', 'c2'));
+      expect(await s.chats.getCode('support', 'a@example.com', 'c2'), 'and per client').to.deep.equal(code('a@example.com', 'h3', 'support', 'c2'));
+      expect(await s.chats.countAttempt('support', 'a@example.com', 'c2')).to.equal(1);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1'), 'another client\'s code is untouched').to.deep.equal(code('a@example.com', 'h2'));
+      await s.chats.deleteCode('support', 'a@example.com', 'c2');
+      await s.chats.deleteCode('support', 'a@example.com', 'c1');
+      await s.chats.deleteCode('support', 'a@example.com', 'c1');
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.equal(null);
+      expect(await s.chats.getCode('support', 'b@example.com', 'c1')).to.deep.equal(code('b@example.com', 'hb'));
     });
 
     it('deletes a chat with its conversations and codes; false when there was none', async () => {
@@ -131,10 +175,10 @@ export function chatsContract(ctx: ContractContext): void {
       expect(await s.chats.getByWorkflow('wf')).to.equal(null);
       expect(await s.chats.getBySubdomain('support')).to.equal(null);
       expect(await s.chats.getConversation('c1')).to.equal(null);
-      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.equal(null);
       expect(await s.chats.getByWorkflow('other'), 'other chats are untouched').to.not.equal(null);
       expect(await s.chats.getConversation('c2')).to.not.equal(null);
-      expect(await s.chats.getCode('sales', 'a@example.com')).to.not.equal(null);
+      expect(await s.chats.getCode('sales', 'a@example.com', 'c1')).to.not.equal(null);
       await s.chats.createConversation(conversation('c1'));
       expect((await s.chats.getConversation('c1'))?.messages, 'a reused id starts empty').to.deep.equal([]);
     });
@@ -145,7 +189,7 @@ export function chatsContract(ctx: ContractContext): void {
       await s.chats.putCode(code('a@example.com'));
       await s.chats.put(chat('wf', 'help'));
       await s.chats.put(chat('other', 'support'));
-      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.equal(null);
     });
 
     it('keeps chats, conversations and codes across a reopen; deleting the workflow removes them', async () => {
@@ -154,16 +198,18 @@ export function chatsContract(ctx: ContractContext): void {
       await ctx.store().chats.createConversation(conversation('c1', 'wf', [message('hello')]));
       await ctx.store().chats.appendMessages('c1', [message('hi', 'assistant')], T1);
       await ctx.store().chats.putCode(code('a@example.com'));
-      await ctx.store().chats.countAttempt('support', 'a@example.com');
+      await ctx.store().chats.countAttempt('support', 'a@example.com', 'c1');
+      await ctx.store().chats.putSession(session('s1'), T0);
       const s = await ctx.reopen();
       expect(await s.chats.getBySubdomain('support')).to.deep.equal(chat('wf', 'support'));
       expect(await s.chats.getConversation('c1')).to.deep.equal({ ...conversation('c1', 'wf', [message('hello'), message('hi', 'assistant')]), updatedAt: T1 });
-      expect(await s.chats.getCode('support', 'a@example.com')).to.deep.equal({ ...code('a@example.com'), attempts: 1 });
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.deep.equal({ ...code('a@example.com'), attempts: 1 });
       expect(await s.workflows.delete('wf')).to.equal(true);
       expect(await s.chats.getByWorkflow('wf')).to.equal(null);
       expect(await s.chats.getBySubdomain('support')).to.equal(null);
       expect(await s.chats.getConversation('c1')).to.equal(null);
-      expect(await s.chats.getCode('support', 'a@example.com')).to.equal(null);
+      expect(await s.chats.getCode('support', 'a@example.com', 'c1')).to.equal(null);
+      expect(await s.chats.getSession('s1')).to.equal(null);
       expect((await s.chats.put(chat('next', 'support'))).created, 'the subdomain is free again').to.equal(true);
     });
   });

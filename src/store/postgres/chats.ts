@@ -1,6 +1,6 @@
 import { TroupeError } from '../../errors.js';
 import { conflict, fromJson, iso, toJson } from '../shared.js';
-import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, Conversation } from '../types.js';
+import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, ChatSession, Conversation } from '../types.js';
 import type { Pg } from './db.js';
 import { isUniqueViolation } from './errors.js';
 
@@ -18,14 +18,24 @@ interface ConversationRow {
   workflow_id: string;
   subdomain: string;
   owner: string | null;
+  token_hash: string | null;
   created_at: string;
   updated_at: string;
   body: string | null;
 }
 
+interface SessionRow {
+  id_hash: string;
+  workflow_id: string;
+  subdomain: string;
+  email: string | null;
+  expires_at: string;
+}
+
 interface CodeRow {
   subdomain: string;
   email: string;
+  client: string;
   code_hash: string;
   expires_at: string;
   attempts: number;
@@ -97,6 +107,7 @@ export class PgChats implements ChatRepo {
       await q.query('DELETE FROM chat_conversations WHERE workflow_id = $1', [workflowId]);
       // a code left with no workflow (sent before the chat existed) goes with the subdomain too
       await q.query('DELETE FROM chat_codes WHERE workflow_id = $1 OR subdomain = $2', [workflowId, subdomain]);
+      await q.query('DELETE FROM chat_sessions WHERE workflow_id = $1', [workflowId]);
       return subdomain !== null;
     });
   }
@@ -104,8 +115,9 @@ export class PgChats implements ChatRepo {
   async createConversation(c: Conversation): Promise<Conversation> {
     const messages = c.messages.map(messageJson);
     await this.db.tx(async (q) => {
-      const inserted = await q.query(`INSERT INTO chat_conversations (id, workflow_id, subdomain, owner, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, [c.id, c.workflowId, c.subdomain, c.owner, iso(c.createdAt), iso(c.updatedAt)]);
+      const inserted = await q.query(`INSERT INTO chat_conversations (id, workflow_id, subdomain, owner, token_hash, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+      [c.id, c.workflowId, c.subdomain, c.owner, c.tokenHash ?? null, iso(c.createdAt), iso(c.updatedAt)]);
       if (inserted.rowCount === 0) throw conflict('conversation', c.id);
       await insertMessages(q, c.id, c.workflowId, 0, messages);
     });
@@ -119,7 +131,11 @@ export class PgChats implements ChatRepo {
     const row = rows[0];
     if (row === undefined) return null;
     const messages = rows.filter((r) => r.body !== null).map((r) => fromJson(r.body) as ChatMessage);
-    return { id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner, messages, createdAt: row.created_at, updatedAt: row.updated_at };
+    return {
+      id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner,
+      ...(row.token_hash === null ? {} : { tokenHash: row.token_hash }),
+      messages, createdAt: row.created_at, updatedAt: row.updated_at,
+    };
   }
 
   /** The conversation's row lock (the UPDATE) puts concurrent appends one after the other. */
@@ -137,25 +153,55 @@ export class PgChats implements ChatRepo {
   }
 
   async putCode(code: ChatCode): Promise<void> {
-    await this.db.query(`INSERT INTO chat_codes (subdomain, email, workflow_id, code_hash, expires_at, attempts)
-      VALUES ($1, $2, (SELECT workflow_id FROM chat_deployments WHERE subdomain = $1), $3, $4, $5)
-      ON CONFLICT (subdomain, email) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
-        expires_at = excluded.expires_at, attempts = excluded.attempts`, [code.subdomain, code.email, code.codeHash, iso(code.expiresAt), code.attempts]);
+    await this.db.query(`INSERT INTO chat_codes (subdomain, email, client, workflow_id, code_hash, expires_at, attempts)
+      VALUES ($1, $2, $3, (SELECT workflow_id FROM chat_deployments WHERE subdomain = $1), $4, $5, $6)
+      ON CONFLICT (subdomain, email, client) DO UPDATE SET workflow_id = excluded.workflow_id, code_hash = excluded.code_hash,
+        expires_at = excluded.expires_at, attempts = excluded.attempts`,
+    [code.subdomain, code.email, code.client, code.codeHash, iso(code.expiresAt), code.attempts]);
   }
 
-  async getCode(subdomain: string, email: string): Promise<ChatCode | null> {
-    const { rows } = await this.db.query<CodeRow>('SELECT * FROM chat_codes WHERE subdomain = $1 AND email = $2', [subdomain, email]);
+  async getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null> {
+    const { rows } = await this.db.query<CodeRow>('SELECT * FROM chat_codes WHERE subdomain = $1 AND email = $2 AND client = $3', [subdomain, email, client]);
     const row = rows[0];
-    return row ? { subdomain: row.subdomain, email: row.email, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts } : null;
+    return row ? { subdomain: row.subdomain, email: row.email, client: row.client, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts } : null;
   }
 
-  async countAttempt(subdomain: string, email: string): Promise<number> {
-    const { rows } = await this.db.query<{ attempts: number }>('UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = $1 AND email = $2 RETURNING attempts', [subdomain, email]);
+  async countAttempt(subdomain: string, email: string, client: string): Promise<number> {
+    const { rows } = await this.db.query<{ attempts: number }>(
+      'UPDATE chat_codes SET attempts = attempts + 1 WHERE subdomain = $1 AND email = $2 AND client = $3 RETURNING attempts', [subdomain, email, client],
+    );
     return rows[0]?.attempts ?? 0;
   }
 
-  async deleteCode(subdomain: string, email: string): Promise<void> {
-    await this.db.query('DELETE FROM chat_codes WHERE subdomain = $1 AND email = $2', [subdomain, email]);
+  async deleteCode(subdomain: string, email: string, client: string): Promise<void> {
+    await this.db.query('DELETE FROM chat_codes WHERE subdomain = $1 AND email = $2 AND client = $3', [subdomain, email, client]);
+  }
+
+  async setConversationToken(id: string, tokenHash: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('UPDATE chat_conversations SET token_hash = $1 WHERE id = $2', [tokenHash, id]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Expired sessions go with each sign-in, so the table holds the live ones and few others. */
+  async putSession(session: ChatSession, now: string): Promise<void> {
+    await this.db.tx(async (q) => {
+      await q.query('DELETE FROM chat_sessions WHERE expires_at < $1', [iso(now)]);
+      await q.query(`INSERT INTO chat_sessions (id_hash, workflow_id, subdomain, email, expires_at) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (id_hash) DO UPDATE SET workflow_id = excluded.workflow_id, subdomain = excluded.subdomain,
+          email = excluded.email, expires_at = excluded.expires_at`,
+      [session.idHash, session.workflowId, session.subdomain, session.email, iso(session.expiresAt)]);
+    });
+  }
+
+  async getSession(idHash: string): Promise<ChatSession | null> {
+    const { rows } = await this.db.query<SessionRow>('SELECT * FROM chat_sessions WHERE id_hash = $1', [idHash]);
+    const row = rows[0];
+    return row ? { idHash: row.id_hash, workflowId: row.workflow_id, subdomain: row.subdomain, email: row.email, expiresAt: row.expires_at } : null;
+  }
+
+  async deleteSession(idHash: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('DELETE FROM chat_sessions WHERE id_hash = $1', [idHash]);
+    return (rowCount ?? 0) > 0;
   }
 }
 

@@ -139,6 +139,7 @@ export const MIGRATIONS: readonly string[] = [
     workflow_id ${T} NOT NULL,
     subdomain   ${T} NOT NULL,
     owner       TEXT,
+    token_hash  TEXT,
     created_at  ${T} NOT NULL,
     updated_at  ${T} NOT NULL
   );
@@ -154,13 +155,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE chat_codes (
     subdomain   ${T} NOT NULL,
     email       ${T} NOT NULL,
+    client      ${T} NOT NULL,
     workflow_id ${T},
     code_hash   TEXT NOT NULL,
     expires_at  ${T} NOT NULL,
     attempts    INTEGER NOT NULL,
-    PRIMARY KEY (subdomain, email)
+    PRIMARY KEY (subdomain, email, client)
   );
   CREATE INDEX chat_codes_by_workflow ON chat_codes (workflow_id);
+  CREATE TABLE chat_sessions (
+    id_hash     ${T} PRIMARY KEY,
+    workflow_id ${T} NOT NULL,
+    subdomain   ${T} NOT NULL,
+    email       ${T},
+    expires_at  ${T} NOT NULL
+  );
+  CREATE INDEX chat_sessions_by_workflow ON chat_sessions (workflow_id);
+  CREATE INDEX chat_sessions_by_expiry ON chat_sessions (expires_at);
   CREATE TABLE memories (
     workflow_id     ${T} NOT NULL,
     conversation_id ${T} NOT NULL,

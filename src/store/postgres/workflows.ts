@@ -14,7 +14,7 @@ interface Row {
 /** Tables holding rows that belong to a workflow and go when it is deleted (append new ones). */
 export const CASCADE_TABLES = [
   'workflow_versions', 'deployments', 'api_keys', 'webhook_routes', 'webhook_events', 'schedules', 'schedule_fires',
-  'chat_deployments', 'chat_conversations', 'chat_messages', 'chat_codes',
+  'chat_deployments', 'chat_conversations', 'chat_messages', 'chat_codes', 'chat_sessions',
   'memories', 'memory_conversations',
 ] as const;
 

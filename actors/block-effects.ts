@@ -5,8 +5,8 @@ import { redactError, redactOutput } from '../src/model/redaction.js';
 import { redactionValues } from '../src/model/secret-forms.js';
 import type { BlockOutcome } from '../src/runtime/run-block.js';
 import { blockInbox } from '../src/bus/subjects.js';
-import type { BlockContext } from './block.js';
-import { typeOfName, type ContainerOutput } from './iteration.js';
+import type { BlockContext, ContainerOutput } from './block-input.js';
+import { typeOfName } from './iteration.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;

@@ -15,11 +15,11 @@ import {
   type ExecutionContextData,
 } from '../src/runtime/execution-state.js';
 import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
-import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
+import { blockAtRest, blockLogic } from './block.js';
+import type { BlockActorInput } from './block-input.js';
 import { CancelScope } from './cancel-scope.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
-import type { ContainerEvent } from './iteration.js';
 import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 /** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */

@@ -1,5 +1,4 @@
 import type { CancelScope } from './cancel-scope.js';
-import type { AnyActorLogic } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
 import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
@@ -7,56 +6,9 @@ import { redactIterationResult, type TypeOfName } from '../src/model/redaction.j
 import { redactionValues } from '../src/model/secret-forms.js';
 import { inboxKey, isResponseSettle } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
-import type { BlockActorInput } from './block.js';
+import type { BlockActorInput, ContainerActorInput, ContainerEvent, ContainerHalt, IterationProgress } from './block-input.js';
 import type { BlockReport } from './messages.js';
-import type { IterationRef } from '../src/runtime/types.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
-
-/** What a container actor (loop or parallel) gets from the block actor of its container block. */
-export interface ContainerActorInput {
-  /** the container block's own actor input (its scope, known outputs, services) */
-  owner: BlockActorInput;
-  /** config with references resolved (the loop condition stays raw) */
-  config: Record<string, unknown>;
-  /** the block machine, handed in so container files need not import it (no import cycle) */
-  blockLogic: AnyActorLogic;
-}
-
-export interface ContainerOutput {
-  ok: boolean;
-  results: Record<string, Record<string, unknown>>[];
-  error: ErrorInfo | null;
-  /** the failure came from the config alone: the block's `retry` would only repeat it */
-  repeats?: boolean;
-}
-
-export interface IterationProgress {
-  remaining: number;
-  outputs: Map<string, Record<string, unknown>>;
-  /** inbox keys of this iteration's actors, stopped when it ends */
-  keys: string[];
-}
-
-/** A response completed inside: the container stops where it is (see routeReports). */
-export interface ContainerHalt {
-  type: 'CONTAINER.HALT';
-}
-
-export type ContainerEvent =
-  | BlockReport
-  | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
-
-/**
- * Ends the container's current attempt as failed with `error` (its block's time limit ran out):
- * it stops what still runs in it, like a child failure does.
- */
-export interface ContainerAbort {
-  type: 'CONTAINER.ABORT';
-  error: ErrorInfo;
-}
-
-/** What a container machine receives: its children's reports, a halt from deeper down, an abort from its block. */
-export type ContainerMachineEvent = ContainerEvent | ContainerHalt | ContainerAbort;
 
 /**
  * Tells the execution an iteration started or finished. A nested container names the iteration

@@ -9,11 +9,8 @@ import {
   routeReports,
   settleChild,
   spawnIteration,
-  type ContainerActorInput,
-  type ContainerMachineEvent,
-  type ContainerOutput,
-  type IterationProgress,
 } from './iteration.js';
+import type { ContainerActorInput, ContainerMachineEvent, ContainerOutput, IterationProgress } from './block-input.js';
 import { SCOPE_ENDED } from './messages.js';
 
 interface LoopContext extends ContainerActorInput {

@@ -4,8 +4,7 @@ import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
 import { getOwn, setOwn } from '../model/own.js';
 import type { ResumePlan } from '../model/resume.js';
-import type { BlockReport } from '../../actors/messages.js';
-import type { BlockLogEntry, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
+import type { BlockLogEntry, BlockReport, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 

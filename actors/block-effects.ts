@@ -1,4 +1,5 @@
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import { isLimitCode } from '../src/model/limits.js';
 import { getOwn, hasOwn, setOwn } from '../src/model/own.js';
 import { activatedConnections } from '../src/model/readiness.js';
 import { redactError, redactOutput } from '../src/model/redaction.js';
@@ -59,9 +60,12 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
   return report;
 }
 
-/** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */
+/**
+ * A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2).
+ * An execution limit is not: it fails the execution wherever it is met (docs/config.md).
+ */
 export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOutcome {
-  if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection) return outcome;
+  if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection || isLimitCode(outcome.error.code)) return outcome;
   const type = ctx.blockTypes[ctx.block.type];
   const extra = type !== undefined && 'failureOutput' in type && type.failureOutput !== undefined ? type.failureOutput() : {};
   return {

@@ -10,6 +10,7 @@ import type { ErrorInfo } from '../src/errors.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import type { InputState } from '../src/model/readiness.js';
 import type { IterationScope } from '../src/model/references.js';
+import type { ExecutionBudget } from '../src/runtime/budget.js';
 import type { BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import type { CancelScope } from './cancel-scope.js';
@@ -36,6 +37,8 @@ export interface BlockActorInput {
   group: ActorGroup;
   /** ends with the scope: the execution, or the container iteration set this block is in */
   cancel: CancelScope;
+  /** the execution's limits and what its containers hold against them */
+  budget: ExecutionBudget;
   /** how this actor tells its parent (execution or container actor) what happened */
   report(event: BlockReport | ContainerEvent): void;
 }

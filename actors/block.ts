@@ -269,6 +269,7 @@ function initialContext(input: BlockActorInput): BlockContext {
     iteration: input.iteration,
     group: input.group,
     cancel: input.cancel,
+    budget: input.budget,
     report: input.report,
     inputs,
     pending: input.block.incoming.length,

@@ -1,5 +1,7 @@
 import type { CancelScope } from './cancel-scope.js';
 import type { ErrorInfo } from '../src/errors.js';
+import { iterationsBreach, jsonBytes, resultsBreach } from '../src/model/limits.js';
+import { breachError, releaseClaim, type BudgetClaim } from '../src/runtime/budget.js';
 import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
 import { redactIterationResult, type TypeOfName } from '../src/model/redaction.js';
@@ -127,4 +129,46 @@ export function settleChild(
   if (next.remaining > 0) return { progress: next, result: null };
   const names = owner.block.children.map((id) => owner.workflow.blocks.get(id)?.normName ?? id);
   return { progress: next, result: iterationResult(names, outputs) };
+}
+
+/** A fresh claim on the execution's budget, for one attempt of a container. */
+export function newClaim(): BudgetClaim {
+  return { branches: 0, bytes: 0 };
+}
+
+/** Takes `count` more running iterations or branches for this container; the limit's error when they do not fit. */
+export function openBranches(owner: BlockActorInput, claim: BudgetClaim, count: number): ErrorInfo | null {
+  const breach = owner.budget.openBranches(owner.block.name, count);
+  if (breach !== null) return breachError(breach);
+  claim.branches += count;
+  return null;
+}
+
+/**
+ * An iteration or branch ended with `result`: its place among the running ones is given back,
+ * and its result's size counts against the container's results limit and the execution's memory.
+ * Returns the limit's error when one is passed.
+ */
+export function closeIteration(owner: BlockActorInput, claim: BudgetClaim, result: unknown): ErrorInfo | null {
+  owner.budget.closeBranches(1);
+  claim.branches = Math.max(0, claim.branches - 1);
+  const bytes = jsonBytes(result);
+  claim.bytes += bytes;
+  const breach = owner.budget.hold(owner.block.name, bytes) ?? resultsBreach(owner.block.name, claim.bytes, owner.budget.limits);
+  return breach === null ? null : breachError(breach);
+}
+
+/**
+ * The container's attempt has ended (or was stopped): the branches it still held are given back,
+ * and the bytes of its results too unless they live on in its output (`kept`).
+ */
+export function releaseBudget(owner: BlockActorInput, claim: BudgetClaim, kept: boolean): void {
+  releaseClaim(owner.budget, claim, kept);
+}
+
+/** A limit a container's plan passes before it starts (its iterations), as its error. */
+export function planBreach(owner: BlockActorInput, total: number | null): ErrorInfo | null {
+  if (total === null) return null;
+  const breach = iterationsBreach(owner.block.name, total, owner.budget.limits);
+  return breach === null ? null : breachError(breach);
 }

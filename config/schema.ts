@@ -79,6 +79,13 @@ export const envSchema = z.object({
   TROUPE_SMTP_FROM: z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
   TROUPE_TRUST_PROXY: int(0, 10).default(0),
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
+  TROUPE_MAX_LIVE_BRANCHES: int(1).default(DEFAULTS.maxLiveBranches),
+  // a loop's maxIterations goes up to 1 000 000: a higher limit would change nothing
+  TROUPE_MAX_ITERATIONS: int(1, 1_000_000).default(DEFAULTS.maxIterations),
+  TROUPE_MAX_RESULTS_BYTES: int(1).default(DEFAULTS.maxResultsBytes),
+  TROUPE_MAX_RUN_MEMORY_MB: int(1, 1_048_576).default(DEFAULTS.maxRunMemoryMb),
+  TROUPE_MAX_LOG_BYTES: int(0).default(DEFAULTS.maxLogBytes),
+  TROUPE_MAX_RESUME_ATTEMPTS: int(1, 1000).default(DEFAULTS.maxResumeAttempts),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

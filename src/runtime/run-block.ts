@@ -2,6 +2,7 @@ import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInf
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
 import type { CompiledBlock } from '../model/graph.js';
 import { forEachString } from '../model/json.js';
+import { isLimitCode } from '../model/limits.js';
 import {
   bindCode,
   findSecretNames,
@@ -156,9 +157,9 @@ export function retryBackoffMs(block: Pick<CompiledBlock, 'retry'>, attempt: num
   return (block.retry?.backoffMs ?? 0) * 2 ** (attempt - 1);
 }
 
-/** Failures a whole-block retry would only repeat: bad input or config, a missing secret, a cancel. */
+/** Failures a whole-block retry would only repeat: bad input or config, a missing secret, a cancel, an execution limit. */
 export function isPermanentCode(code: string): boolean {
-  return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED';
+  return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED' || isLimitCode(code);
 }
 
 export interface PreparedConfig {

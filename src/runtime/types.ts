@@ -2,6 +2,7 @@ import type { ResumePlan } from '../model/resume.js';
 import type { Bus } from '../bus/types.js';
 import type { AnyBlockType, BlockServices, TriggerInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
+import type { ExecutionLimits } from '../model/limits.js';
 import type { BlockLog, ExecutionRepo } from '../store/types.js';
 
 /** Where `{{NAME}}` values come from (secrets API first, then TROUPE_VAR_NAME). */
@@ -31,6 +32,8 @@ export interface RuntimeDeps {
    * the process's own model keys (OPENAI_API_KEY, ...), which a model could repeat.
    */
   redact?: readonly string[];
+  /** what one execution may hold and run at once; DEFAULT_LIMITS when absent */
+  limits?: Readonly<ExecutionLimits>;
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';

@@ -70,8 +70,9 @@ export class ExecutionLedger {
     const previous = this.logs.get(key);
     const log = settledLog(this.workflow, e, previous, previous?.order ?? this.nextOrder++);
     if (e.iteration !== null) {
-      this.logs.set(key, this.keptWhole(log));
-      return log;
+      const kept = this.keptWhole(log);
+      this.logs.set(key, kept);
+      return kept;
     }
     this.logs.set(key, log);
     setOwn(this.states, e.blockId, e.status);
@@ -139,8 +140,8 @@ export class ExecutionLedger {
 
   /**
    * An iteration's log as the record keeps it: whole while the iterations' logs and results fit
-   * `maxLogBytes`, then with its input and output summarised (their size). The live event and the
-   * container's own `results` are not affected: only what the record stores.
+   * `maxLogBytes`, then with its input and output summarised (their size), in the record and in
+   * the events alike. The container's own `results`, which the run computes on, are not affected.
    */
   private keptWhole(log: BlockLogEntry): BlockLogEntry {
     if (this.maxLogBytes === Number.POSITIVE_INFINITY) return log;

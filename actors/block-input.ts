@@ -10,7 +10,7 @@ import type { ErrorInfo } from '../src/errors.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import type { InputState } from '../src/model/readiness.js';
 import type { IterationScope } from '../src/model/references.js';
-import type { ExecutionBudget } from '../src/runtime/budget.js';
+import type { BudgetClaim, ExecutionBudget } from '../src/runtime/budget.js';
 import type { BlockRunInput } from '../src/runtime/run-block.js';
 import type { IterationRef } from '../src/runtime/types.js';
 import type { CancelScope } from './cancel-scope.js';
@@ -56,6 +56,8 @@ export interface BlockContext extends BlockActorInput {
   attempts: number;
   /** a container's time limit (its block's `timeoutMs`) for the current attempt */
   deadline: NodeJS.Timeout | null;
+  /** what the container's current attempt holds of the execution's budget */
+  claim: BudgetClaim | null;
 }
 
 /** What a container actor (loop or parallel) gets from the block actor of its container block. */
@@ -66,6 +68,11 @@ export interface ContainerActorInput {
   config: Record<string, unknown>;
   /** the block actor logic, handed in so container files need not import it (no import cycle) */
   blockLogic: AnyActorLogic;
+  /**
+   * what this attempt holds of the execution's budget: the container gives it back when it ends;
+   * its block actor does when it is stopped first (XState runs no exit action on a stop)
+   */
+  claim: BudgetClaim;
 }
 
 export interface ContainerOutput {

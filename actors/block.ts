@@ -6,6 +6,7 @@ import { readinessFromCounts, type InputState } from '../src/model/readiness.js'
 import type { ReferenceScope } from '../src/model/references.js';
 import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
+import { newClaim, releaseClaim } from '../src/runtime/budget.js';
 import type { BlockActorInput, BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
 import { loopMachine } from './loop.js';
 import { containerKeyOf } from './group.js';
@@ -132,7 +133,8 @@ function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome 
   }
   if (context.prepared !== null) noteInput(context, context.prepared.recorded);
   context.attempts += 1;
-  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic };
+  context.claim = newClaim();
+  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic, claim: context.claim };
   const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
   const key = containerKey(context);
   context.group.spawn(key, logic, input, (end) => {
@@ -226,6 +228,8 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
   // the actor stops when its execution ends: a task or container result after that is dropped
   if (event.type === 'xstate.stop') {
     clearDeadline(snapshot.context);
+    // its container machine is stopped with it, before its end: what that attempt held goes back
+    if (snapshot.context.claim !== null) releaseClaim(snapshot.context.budget, snapshot.context.claim, false);
     return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
   }
   switch (snapshot.phase) {
@@ -279,6 +283,7 @@ function initialContext(input: BlockActorInput): BlockContext {
     prepared: null,
     attempts: 0,
     deadline: null,
+    claim: null,
   };
 }
 

@@ -131,11 +131,6 @@ export function settleChild(
   return { progress: next, result: iterationResult(names, outputs) };
 }
 
-/** A fresh claim on the execution's budget, for one attempt of a container. */
-export function newClaim(): BudgetClaim {
-  return { branches: 0, bytes: 0 };
-}
-
 /** Takes `count` more running iterations or branches for this container; the limit's error when they do not fit. */
 export function openBranches(owner: BlockActorInput, claim: BudgetClaim, count: number): ErrorInfo | null {
   const breach = owner.budget.openBranches(owner.block.name, count);

@@ -10,7 +10,6 @@ import {
   settleChild,
   spawnIteration,
   closeIteration,
-  newClaim,
   openBranches,
   planBreach,
   releaseBudget,
@@ -131,7 +130,7 @@ export const loopMachine = setup({
   context: ({ input }) => ({
     ...input,
     ...plan(input.config, input.owner),
-    claim: newClaim(),
+    claim: input.claim,
     cancel: input.owner.cancel.child(),
     done: 0,
     holds: undefined,
@@ -221,7 +220,5 @@ export const loopMachine = setup({
     finished: { type: 'final', entry: ({ context }) => endLoop(context, true) },
     failed: { type: 'final', entry: ({ context }) => endLoop(context, false) },
   },
-  // stopped before its end (its iteration or execution ended first): what it held goes back
-  exit: ({ context }) => releaseBudget(context.owner, context.claim, false),
   output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error, repeats: context.repeats }),
 });

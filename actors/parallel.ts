@@ -9,7 +9,6 @@ import {
   settleChild,
   spawnIteration,
   closeIteration,
-  newClaim,
   openBranches,
   planBreach,
   releaseBudget,
@@ -111,7 +110,7 @@ export const parallelMachine = setup({
   context: ({ input }) => ({
     ...input,
     ...plan(input.config, input.owner),
-    claim: newClaim(),
+    claim: input.claim,
     cancel: input.owner.cancel.child(),
     nextIndex: 0,
     running: new Map(),
@@ -176,8 +175,6 @@ export const parallelMachine = setup({
     finished: { type: 'final', entry: ({ context }) => endParallel(context, true) },
     failed: { type: 'final', entry: ({ context }) => endParallel(context, false) },
   },
-  // stopped before its end (its iteration or execution ended first): what it held goes back
-  exit: ({ context }) => releaseBudget(context.owner, context.claim, false),
   output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
 });
 

@@ -51,6 +51,11 @@ export interface BudgetClaim {
   bytes: number;
 }
 
+/** A fresh claim on the execution's budget, for one attempt of a container. */
+export function newClaim(): BudgetClaim {
+  return { branches: 0, bytes: 0 };
+}
+
 /** Gives back the claim's branches and, unless the container's results live on in its output, its bytes. */
 export function releaseClaim(budget: ExecutionBudget, claim: BudgetClaim, keepBytes: boolean): void {
   budget.closeBranches(claim.branches);

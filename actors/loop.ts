@@ -166,15 +166,17 @@ export const loopMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => {
         const index = context.done;
         const parallel = context.owner.parallel;
-        enqueue(() => reportIteration(context.owner, index, context.total));
-        if (context.owner.block.children.length === 0) {
-          // an empty body still counts as an iteration, with an empty result
-          enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
+        const empty = context.owner.block.children.length === 0;
+        const over = empty ? null : openBranches(context.owner, context.claim, 1);
+        if (over !== null) {
+          // with no iteration running, `deciding` comes next and fails the loop on its error
+          enqueue.assign({ error: over });
           return;
         }
-        const over = openBranches(context.owner, context.claim, 1);
-        if (over !== null) {
-          enqueue.raise({ type: 'CONTAINER.ABORT', error: over });
+        enqueue(() => reportIteration(context.owner, index, context.total));
+        if (empty) {
+          // an empty body still counts as an iteration, with an empty result
+          enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
         }
         const spawn = { report: routeReports(context.owner, (e) => self.send(e)), cancel: context.cancel };
@@ -208,7 +210,8 @@ export const loopMachine = setup({
                 done: context.done + 1,
                 progress: null,
               });
-              if (over !== null) enqueue.raise({ type: 'CONTAINER.ABORT', error: over });
+              // `deciding` comes next and fails the loop on its error before another iteration
+              if (over !== null) enqueue.assign({ error: over });
             }),
           },
         ],

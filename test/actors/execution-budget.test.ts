@@ -47,4 +47,20 @@ describe('execution budget', () => {
     expect(result.error).to.deep.include({ code: 'BRANCH_LIMIT', blockId: 'wide' });
     expect(events.some((e) => e.type === 'block.started' && e.data.blockId === 'handler')).to.equal(false);
   });
+
+  it('fails with BRANCH_LIMIT a loop whose iteration would pass the live branches, inside a parallel that holds them', async () => {
+    const engine = testEngine(bus, { limits: { maxLiveBranches: 10 } });
+    const workflow = doc(
+      [
+        { id: 'fan', type: 'parallel', name: 'Fan', config: { kind: 'count', count: 10, concurrency: 10 } },
+        { id: 'each', type: 'loop', name: 'Each', parent: 'fan', config: { kind: 'for', iterations: 2 } },
+        { id: 'one', type: 'function', name: 'One', parent: 'each', config: { code: 'return 1;' } },
+      ],
+      [{ from: 'start', to: 'fan' }],
+    );
+    const { result } = await runWorkflow(engine, workflow);
+    expect(result.status).to.equal('failed');
+    expect(result.error).to.deep.include({ code: 'BRANCH_LIMIT', blockId: 'fan' });
+    expect(result.error?.message).to.contain('"Each"');
+  });
 });

@@ -63,4 +63,21 @@ describe('execution budget', () => {
     expect(result.error).to.deep.include({ code: 'BRANCH_LIMIT', blockId: 'fan' });
     expect(result.error?.message).to.contain('"Each"');
   });
+
+  it('stops a while loop at TROUPE_MAX_ITERATIONS with ITERATION_LIMIT when its own maxIterations is higher', async () => {
+    const engine = testEngine(bus, { limits: { maxIterations: 5 } });
+    const loop = (maxIterations?: number): unknown => doc(
+      [
+        { id: 'w', type: 'loop', name: 'W', config: { kind: 'while', condition: 'true', ...(maxIterations === undefined ? {} : { maxIterations }) } },
+        { id: 'one', type: 'function', name: 'One', parent: 'w', config: { code: 'return 1;' } },
+      ],
+      [{ from: 'start', to: 'w' }],
+    );
+    const { result, events } = await runWorkflow(engine, loop());
+    expect(result.error).to.deep.include({ code: 'ITERATION_LIMIT', blockId: 'w' });
+    expect(events.filter((e) => e.type === 'block.completed' && e.data.blockId === 'one')).to.have.length(5);
+    // its own, lower, maxIterations still says MAX_ITERATIONS
+    const own = await runWorkflow(engine, loop(3));
+    expect(own.result.error).to.deep.include({ code: 'MAX_ITERATIONS', blockId: 'w' });
+  });
 });

@@ -5,10 +5,10 @@
  * the service keeps answering.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, ensureStopped, startServe, type ServeProcess } from './serve-helpers.js';
+import { call, ensureStopped, startServe, troupeSync, type ServeProcess } from './serve-helpers.js';
 
 const TOKEN = 'limits-admin-token-0123456789';
 
@@ -187,5 +187,15 @@ describe('execution limits (troupe serve)', function () {
     expect(logs[0]?.output).to.deep.equal({ result: 'z'.repeat(200), stdout: '' });
     expect(logs[299]?.output).to.deep.include({ summarised: true });
     expect(logs[299]?.output.bytes).to.be.above(200);
+  });
+
+  it('troupe validate checks a file within the limits of its environment', () => {
+    const file = join(dir, 'wide.json');
+    writeFileSync(file, JSON.stringify(container('wide', 'parallel', { kind: 'count', count: 50, concurrency: 5 })));
+    const within = troupeSync(['validate', file], {});
+    expect(within.code, within.stderr).to.equal(0);
+    const over = troupeSync(['validate', file], { TROUPE_MAX_ITERATIONS: '20' });
+    expect(over.code).to.equal(1);
+    expect(over.stdout).to.contain('/blocks/1/config/count: 50 is more than the 20 iterations');
   });
 });

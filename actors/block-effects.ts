@@ -1,12 +1,13 @@
 import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import { isLimitCode } from '../src/model/limits.js';
 import { getOwn, hasOwn, setOwn } from '../src/model/own.js';
 import { activatedConnections } from '../src/model/readiness.js';
 import { redactError, redactOutput } from '../src/model/redaction.js';
 import { redactionValues } from '../src/model/secret-forms.js';
 import type { BlockOutcome } from '../src/runtime/run-block.js';
 import { blockInbox } from '../src/bus/subjects.js';
-import type { BlockContext } from './block.js';
-import { typeOfName, type ContainerOutput } from './iteration.js';
+import type { BlockContext, ContainerOutput } from './block-input.js';
+import { typeOfName } from './iteration.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
@@ -59,9 +60,12 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
   return report;
 }
 
-/** A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2). */
+/**
+ * A failure with an error connection becomes output `{ error }` on the `error` handle (SPEC §2).
+ * An execution limit is not: it fails the execution wherever it is met (docs/config.md).
+ */
 export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOutcome {
-  if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection) return outcome;
+  if (outcome.kind !== 'failed' || !ctx.block.hasErrorConnection || isLimitCode(outcome.error.code)) return outcome;
   const type = ctx.blockTypes[ctx.block.type];
   const extra = type !== undefined && 'failureOutput' in type && type.failureOutput !== undefined ? type.failureOutput() : {};
   return {

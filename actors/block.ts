@@ -1,59 +1,17 @@
-import { createActor, type ActorLogic, type ActorScope, type AnyActorRef, type Snapshot } from 'xstate';
+import type { ActorLogic, ActorScope, AnyActorRef, Snapshot } from 'xstate';
 import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
-import type { Bus } from '../src/bus/types.js';
 import { errorInfo } from '../src/errors.js';
-import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
-import type { IterationScope, ReferenceScope } from '../src/model/references.js';
+import type { ReferenceScope } from '../src/model/references.js';
 import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
-import type { IterationRef } from '../src/runtime/types.js';
-import type { CancelScope } from './cancel-scope.js';
 import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
-import type { ContainerActorInput, ContainerEvent, ContainerOutput } from './iteration.js';
+import { newClaim, releaseClaim } from '../src/runtime/budget.js';
+import type { BlockActorInput, BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
 import { loopMachine } from './loop.js';
-import { containerKeyOf, type ActorGroup } from './group.js';
+import { containerKeyOf } from './group.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
 import { parallelMachine } from './parallel.js';
-
-/** What a parent hands a block actor: the static parts of its run plus where to talk. */
-export interface BlockActorInput {
-  bus: Bus;
-  prefix: string;
-  /** scope this actor lives in: "root", or a container iteration (`root/loop1/3`) */
-  scopeKey: string;
-  workflow: CompiledWorkflow;
-  block: CompiledBlock;
-  run: Omit<BlockRunInput, 'block' | 'scope' | 'emitChunk' | 'type'>;
-  blockTypes: Readonly<Record<string, AnyBlockType>>;
-  variables: Readonly<Record<string, unknown>>;
-  loop?: IterationScope;
-  parallel?: IterationScope;
-  iteration: IterationRef | null;
-  /** outputs known before any input arrives (a container's children get what reached the container) */
-  known?: Record<string, unknown>;
-  /** the actors of this execution (containers spawn their iterations into it) */
-  group: ActorGroup;
-  /** ends with the scope: the execution, or the container iteration set this block is in */
-  cancel: CancelScope;
-  /** how this actor tells its parent (execution or container actor) what happened */
-  report(event: BlockReport | ContainerEvent): void;
-}
-
-export interface BlockContext extends BlockActorInput {
-  /** per incoming connection; mutated in place as messages arrive (the actor's private state) */
-  inputs: Map<number, InputState>;
-  pending: number;
-  active: number;
-  known: Record<string, unknown>;
-  startedAt: number | null;
-  /** a container's resolved config (or the error resolving it) */
-  prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
-  /** a container's attempts so far (its block's `retry`) */
-  attempts: number;
-  /** a container's time limit (its block's `timeoutMs`) for the current attempt */
-  deadline: NodeJS.Timeout | null;
-}
 
 /**
  * The block's lifecycle. `waiting` until its inputs decide; `running` its task or container;
@@ -175,7 +133,8 @@ function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome 
   }
   if (context.prepared !== null) noteInput(context, context.prepared.recorded);
   context.attempts += 1;
-  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic };
+  context.claim = newClaim();
+  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic, claim: context.claim };
   const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
   const key = containerKey(context);
   context.group.spawn(key, logic, input, (end) => {
@@ -269,6 +228,8 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
   // the actor stops when its execution ends: a task or container result after that is dropped
   if (event.type === 'xstate.stop') {
     clearDeadline(snapshot.context);
+    // its container machine is stopped with it, before its end: what that attempt held goes back
+    if (snapshot.context.claim !== null) releaseClaim(snapshot.context.budget, snapshot.context.claim, false);
     return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
   }
   switch (snapshot.phase) {
@@ -312,6 +273,7 @@ function initialContext(input: BlockActorInput): BlockContext {
     iteration: input.iteration,
     group: input.group,
     cancel: input.cancel,
+    budget: input.budget,
     report: input.report,
     inputs,
     pending: input.block.incoming.length,
@@ -321,6 +283,7 @@ function initialContext(input: BlockActorInput): BlockContext {
     prepared: null,
     attempts: 0,
     deadline: null,
+    claim: null,
   };
 }
 

@@ -3,6 +3,8 @@ import type { Bus, Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
+import type { ExecutionLimits } from '../src/model/limits.js';
+import { ExecutionBudget } from '../src/runtime/budget.js';
 import type { ResumePlan } from '../src/model/resume.js';
 import { startDecision } from '../src/model/readiness.js';
 import { MAX_TIMER_MS } from '../src/model/schema.js';
@@ -15,11 +17,11 @@ import {
   type ExecutionContextData,
 } from '../src/runtime/execution-state.js';
 import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
-import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
+import { blockAtRest, blockLogic } from './block.js';
+import type { BlockActorInput } from './block-input.js';
 import { CancelScope } from './cancel-scope.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
-import type { ContainerEvent } from './iteration.js';
 import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 /** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */
@@ -53,6 +55,8 @@ export interface ExecutionActorInput {
   limitMs?: number;
   /** what an interrupted run of this execution had settled (see resume.ts) */
   resume?: ResumePlan;
+  /** what the execution may hold and run at once (its containers check them) */
+  limits: Readonly<ExecutionLimits>;
 }
 
 interface ExecutionContext extends ExecutionActorInput {
@@ -61,6 +65,8 @@ interface ExecutionContext extends ExecutionActorInput {
   group: ActorGroup;
   /** ends with the execution: cancels running blocks */
   cancel: CancelScope;
+  /** the limits' running count, shared by the execution's containers */
+  budget: ExecutionBudget;
   /** mutated in place (see ExecutionLedger) */
   ledger: ExecutionLedger;
   response: ResponseOutput | null;
@@ -103,6 +109,7 @@ function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorIn
     iteration: null,
     group: ctx.group,
     cancel: ctx.cancel,
+    budget: ctx.budget,
     report,
   };
 }
@@ -307,10 +314,12 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     sink: input.sink,
     limitMs: input.limitMs,
     resume: input.resume,
+    limits: input.limits,
     startedAt: input.startedAt ?? Date.now(),
     group: new ActorGroup(blockActorFailed(self)),
     cancel: new CancelScope(),
-    ledger: new ExecutionLedger(input.workflow),
+    budget: new ExecutionBudget(input.limits),
+    ledger: new ExecutionLedger(input.workflow, input.limits.maxLogBytes),
     response: null,
     error: null,
     result: null,

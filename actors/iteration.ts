@@ -1,62 +1,16 @@
 import type { CancelScope } from './cancel-scope.js';
-import type { AnyActorLogic } from 'xstate';
 import type { ErrorInfo } from '../src/errors.js';
+import { iterationsBreach, jsonBytes, resultsBreach } from '../src/model/limits.js';
+import { breachError, releaseClaim, type BudgetClaim } from '../src/runtime/budget.js';
 import { iterationResult } from '../src/model/iteration.js';
 import { startDecision } from '../src/model/readiness.js';
 import { redactIterationResult, type TypeOfName } from '../src/model/redaction.js';
 import { redactionValues } from '../src/model/secret-forms.js';
 import { inboxKey, isResponseSettle } from './messages.js';
 import type { IterationScope } from '../src/model/references.js';
-import type { BlockActorInput } from './block.js';
+import type { BlockActorInput, ContainerActorInput, ContainerEvent, ContainerHalt, IterationProgress } from './block-input.js';
 import type { BlockReport } from './messages.js';
-import type { IterationRef } from '../src/runtime/types.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
-
-/** What a container actor (loop or parallel) gets from the block actor of its container block. */
-export interface ContainerActorInput {
-  /** the container block's own actor input (its scope, known outputs, services) */
-  owner: BlockActorInput;
-  /** config with references resolved (the loop condition stays raw) */
-  config: Record<string, unknown>;
-  /** the block machine, handed in so container files need not import it (no import cycle) */
-  blockLogic: AnyActorLogic;
-}
-
-export interface ContainerOutput {
-  ok: boolean;
-  results: Record<string, Record<string, unknown>>[];
-  error: ErrorInfo | null;
-  /** the failure came from the config alone: the block's `retry` would only repeat it */
-  repeats?: boolean;
-}
-
-export interface IterationProgress {
-  remaining: number;
-  outputs: Map<string, Record<string, unknown>>;
-  /** inbox keys of this iteration's actors, stopped when it ends */
-  keys: string[];
-}
-
-/** A response completed inside: the container stops where it is (see routeReports). */
-export interface ContainerHalt {
-  type: 'CONTAINER.HALT';
-}
-
-export type ContainerEvent =
-  | BlockReport
-  | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
-
-/**
- * Ends the container's current attempt as failed with `error` (its block's time limit ran out):
- * it stops what still runs in it, like a child failure does.
- */
-export interface ContainerAbort {
-  type: 'CONTAINER.ABORT';
-  error: ErrorInfo;
-}
-
-/** What a container machine receives: its children's reports, a halt from deeper down, an abort from its block. */
-export type ContainerMachineEvent = ContainerEvent | ContainerHalt | ContainerAbort;
 
 /**
  * Tells the execution an iteration started or finished. A nested container names the iteration
@@ -175,4 +129,41 @@ export function settleChild(
   if (next.remaining > 0) return { progress: next, result: null };
   const names = owner.block.children.map((id) => owner.workflow.blocks.get(id)?.normName ?? id);
   return { progress: next, result: iterationResult(names, outputs) };
+}
+
+/** Takes `count` more running iterations or branches for this container; the limit's error when they do not fit. */
+export function openBranches(owner: BlockActorInput, claim: BudgetClaim, count: number): ErrorInfo | null {
+  const breach = owner.budget.openBranches(owner.block.name, count);
+  if (breach !== null) return breachError(breach);
+  claim.branches += count;
+  return null;
+}
+
+/**
+ * An iteration or branch ended with `result`: its place among the running ones is given back,
+ * and its result's size counts against the container's results limit and the execution's memory.
+ * Returns the limit's error when one is passed.
+ */
+export function closeIteration(owner: BlockActorInput, claim: BudgetClaim, result: unknown): ErrorInfo | null {
+  owner.budget.closeBranches(1);
+  claim.branches = Math.max(0, claim.branches - 1);
+  const bytes = jsonBytes(result);
+  claim.bytes += bytes;
+  const breach = owner.budget.hold(owner.block.name, bytes) ?? resultsBreach(owner.block.name, claim.bytes, owner.budget.limits);
+  return breach === null ? null : breachError(breach);
+}
+
+/**
+ * The container's attempt has ended (or was stopped): the branches it still held are given back,
+ * and the bytes of its results too unless they live on in its output (`kept`).
+ */
+export function releaseBudget(owner: BlockActorInput, claim: BudgetClaim, kept: boolean): void {
+  releaseClaim(owner.budget, claim, kept);
+}
+
+/** A limit a container's plan passes before it starts (its iterations), as its error. */
+export function planBreach(owner: BlockActorInput, total: number | null): ErrorInfo | null {
+  if (total === null) return null;
+  const breach = iterationsBreach(owner.block.name, total, owner.budget.limits);
+  return breach === null ? null : breachError(breach);
 }

@@ -10,11 +10,13 @@ import {
   routeReports,
   settleChild,
   spawnIteration,
-  type ContainerActorInput,
-  type ContainerMachineEvent,
-  type ContainerOutput,
-  type IterationProgress,
+  closeIteration,
+  openBranches,
+  planBreach,
+  releaseBudget,
 } from './iteration.js';
+import type { BudgetClaim } from '../src/runtime/budget.js';
+import type { ContainerActorInput, ContainerMachineEvent, ContainerOutput, IterationProgress } from './block-input.js';
 import { SCOPE_ENDED } from './messages.js';
 
 interface LoopContext extends ContainerActorInput {
@@ -32,22 +34,46 @@ interface LoopContext extends ContainerActorInput {
   error: ErrorInfo | null;
   /** the failure is decided by the config alone (see LoopStep): not worth a retry */
   repeats: boolean;
+  /** what this attempt holds of the execution's budget (iterations running, results' bytes) */
+  claim: BudgetClaim;
+  /** a while loop's maxIterations was above the execution limit, which stops it instead */
+  capped: boolean;
 }
 
-/** Items and count of a for/forEach loop, or the error that stops it before any iteration. */
-function plan(config: Record<string, unknown>): Pick<LoopContext, 'kind' | 'items' | 'total' | 'maxIterations' | 'error'> {
+type Plan = Pick<LoopContext, 'kind' | 'items' | 'total' | 'maxIterations' | 'error' | 'capped'>;
+
+/**
+ * Items and count of a for/forEach loop, or the error that stops it before any iteration: a bad
+ * value, or more iterations than the execution limit allows. A while loop stops at that limit.
+ */
+function plan(config: Record<string, unknown>, owner: ContainerActorInput['owner']): Plan {
   const kind = config['kind'] as LoopKind;
-  const maxIterations = (config['maxIterations'] as number | undefined) ?? 1000;
-  const base = { kind, maxIterations, items: [] as unknown[], total: null as number | null, error: null as ErrorInfo | null };
-  if (kind === 'for') {
+  const own = (config['maxIterations'] as number | undefined) ?? 1000;
+  const limit = owner.budget.limits.maxIterations;
+  const base = { kind, maxIterations: Math.min(own, limit), capped: own > limit, items: [] as unknown[], total: null as number | null, error: null as ErrorInfo | null };
+  const planned = counted(config, base);
+  return planned.error === null ? { ...planned, error: planBreach(owner, planned.total) } : planned;
+}
+
+function counted(config: Record<string, unknown>, base: Plan): Plan {
+  if (base.kind === 'for') {
     const count = countOf(config['iterations'], 'iterations');
     return count.ok ? { ...base, total: count.count } : { ...base, error: { code: 'INVALID_CONFIG', message: count.message } };
   }
-  if (kind === 'forEach') {
+  if (base.kind === 'forEach') {
     const items = collectionItems(config['items']);
     return items.ok ? { ...base, items: items.items, total: items.items.length } : { ...base, error: { code: 'INVALID_CONFIG', message: items.message } };
   }
   return base;
+}
+
+/** Why the loop stops without finishing: its own maxIterations, or the execution limit standing in for it. */
+function stopError(ctx: LoopContext): Pick<LoopContext, 'error' | 'repeats'> {
+  const s = step(ctx);
+  const fail = s.next === 'fail' ? s : { message: 'loop stopped', repeats: false };
+  const over = ctx.capped ? planBreach(ctx.owner, ctx.done + 1) : null;
+  if (over !== null) return { error: over, repeats: true };
+  return { error: { code: 'MAX_ITERATIONS', message: fail.message }, repeats: fail.repeats };
 }
 
 function loopScope(ctx: LoopContext, index: number): IterationScope {
@@ -69,10 +95,14 @@ function conditionScope(ctx: LoopContext): ReferenceScope {
   };
 }
 
-/** Stops whatever still runs in the current iteration (a failure ends the loop early). */
-function endLoop(ctx: LoopContext): void {
+/**
+ * Stops whatever still runs in the current iteration (a failure ends the loop early) and gives
+ * back what it held of the budget; the results' bytes stay counted when they live on (`kept`).
+ */
+function endLoop(ctx: LoopContext, kept: boolean): void {
   ctx.cancel.abort(SCOPE_ENDED);
   if (ctx.progress !== null) ctx.owner.group.stop(ctx.progress.keys);
+  releaseBudget(ctx.owner, ctx.claim, kept);
 }
 
 export const loopMachine = setup({
@@ -102,7 +132,8 @@ export const loopMachine = setup({
   id: 'loop',
   context: ({ input }) => ({
     ...input,
-    ...plan(input.config),
+    ...plan(input.config, input.owner),
+    claim: input.claim,
     cancel: input.owner.cancel.child(),
     done: 0,
     holds: undefined,
@@ -123,14 +154,7 @@ export const loopMachine = setup({
         { guard: 'iterate', target: 'iterating' },
         { guard: 'evaluate', target: 'evaluating' },
         { guard: 'finish', target: 'finished' },
-        {
-          target: 'failed',
-          actions: assign(({ context }) => {
-            const s = step(context);
-            const fail = s.next === 'fail' ? s : { message: 'loop stopped', repeats: false };
-            return { error: { code: 'MAX_ITERATIONS', message: fail.message }, repeats: fail.repeats };
-          }),
-        },
+        { target: 'failed', actions: assign(({ context }) => stopError(context)) },
       ],
     },
     evaluating: {
@@ -145,8 +169,15 @@ export const loopMachine = setup({
       entry: enqueueActions(({ context, enqueue, self }) => {
         const index = context.done;
         const parallel = context.owner.parallel;
+        const empty = context.owner.block.children.length === 0;
+        const over = empty ? null : openBranches(context.owner, context.claim, 1);
+        if (over !== null) {
+          // with no iteration running, `deciding` comes next and fails the loop on its error
+          enqueue.assign({ error: over });
+          return;
+        }
         enqueue(() => reportIteration(context.owner, index, context.total));
-        if (context.owner.block.children.length === 0) {
+        if (empty) {
           // an empty body still counts as an iteration, with an empty result
           enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
           return;
@@ -172,13 +203,18 @@ export const loopMachine = setup({
               enqueue.assign({ progress: settled.progress });
               if (settled.result === null) return;
               context.owner.group.stop(settled.progress.keys);
+              const over = closeIteration(context.owner, context.claim, settled.result);
               enqueue(() => reportIteration(context.owner, context.done, context.total, settled.result));
+              // appended in place: a copy per iteration made a long loop quadratic
+              const result = settled.result;
+              enqueue(() => context.results.push(result));
               enqueue.assign({
-                results: [...context.results, settled.result],
                 lastOutputs: Object.fromEntries(settled.progress.outputs),
                 done: context.done + 1,
                 progress: null,
               });
+              // `deciding` comes next and fails the loop on its error before another iteration
+              if (over !== null) enqueue.assign({ error: over });
             }),
           },
         ],
@@ -186,9 +222,9 @@ export const loopMachine = setup({
       always: { guard: ({ context }) => context.progress === null, target: 'deciding' },
     },
     // not final: a final state would settle the loop block; the execution's end stops it
-    responded: { entry: ({ context }) => endLoop(context) },
-    finished: { type: 'final', entry: ({ context }) => endLoop(context) },
-    failed: { type: 'final', entry: ({ context }) => endLoop(context) },
+    responded: { entry: ({ context }) => endLoop(context, false) },
+    finished: { type: 'final', entry: ({ context }) => endLoop(context, true) },
+    failed: { type: 'final', entry: ({ context }) => endLoop(context, false) },
   },
   output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error, repeats: context.repeats }),
 });

@@ -1,6 +1,6 @@
-import { TroupeError, type ErrorInfo } from '../src/errors.js';
+import { TroupeError } from '../src/errors.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
-import type { IterationRef } from '../src/runtime/types.js';
+import type { BlockReport } from '../src/runtime/types.js';
 
 /**
  * What travels on a block inbox subject: "my connection `c` to you is settled", active or not,
@@ -29,36 +29,8 @@ export function blockOfInboxKey(key: string): string {
   return key.slice(key.lastIndexOf('|') + 1);
 }
 
-/** Events a block actor sends to its parent (the execution actor or a container actor). */
-export type BlockReport =
-  | { type: 'BLOCK.STARTED'; blockId: string; at: number; iteration: IterationRef | null }
-  | {
-      type: 'BLOCK.SETTLED';
-      blockId: string;
-      iteration: IterationRef | null;
-      status: 'completed' | 'failed' | 'skipped';
-      startedAt: number | null;
-      endedAt: number;
-      input: unknown;
-      output: Record<string, unknown> | null;
-      /** the unredacted output, when it may differ from `output` (see BlockOutcome): containers collect it */
-      live?: Record<string, unknown>;
-      error: ErrorInfo | null;
-      errorHandled: boolean;
-      attempts: number;
-      /** connection indexes this block activated */
-      activated: number[];
-      attemptLog?: unknown[];
-    }
-  | { type: 'BLOCK.CHUNK'; blockId: string; text: string; iteration: IterationRef | null }
-  /**
-   * a running block resolved its config: `input` is what its log records (secrets as ***). It goes
-   * into the running log the persister writes, so a log that restart recovery finds still running
-   * after a crash keeps the input too, as one cancelled in a live process does
-   */
-  | { type: 'BLOCK.INPUT'; blockId: string; iteration: IterationRef | null; input: unknown }
-  /** a loop or parallel starts another attempt (its `retry`): its earlier attempt's child logs go */
-  | { type: 'CONTAINER.ATTEMPT'; blockId: string; iteration: IterationRef | null };
+/** Events a block actor sends to its parent: defined with the runtime's types, which fold them into the ledger. */
+export type { BlockReport } from '../src/runtime/types.js';
 
 /**
  * The reason given when an execution or a container iteration set ends and aborts what still

@@ -8,11 +8,13 @@ import {
   routeReports,
   settleChild,
   spawnIteration,
-  type ContainerActorInput,
-  type ContainerMachineEvent,
-  type ContainerOutput,
-  type IterationProgress,
+  closeIteration,
+  openBranches,
+  planBreach,
+  releaseBudget,
 } from './iteration.js';
+import type { BudgetClaim } from '../src/runtime/budget.js';
+import type { ContainerActorInput, ContainerMachineEvent, ContainerOutput, IterationProgress } from './block-input.js';
 import { SCOPE_ENDED } from './messages.js';
 
 interface ParallelContext extends ContainerActorInput {
@@ -26,9 +28,19 @@ interface ParallelContext extends ContainerActorInput {
   finished: number;
   results: Record<string, Record<string, unknown>>[];
   error: ErrorInfo | null;
+  /** what this attempt holds of the execution's budget (branches running, results' bytes) */
+  claim: BudgetClaim;
 }
 
-function plan(config: Record<string, unknown>): Pick<ParallelContext, 'items' | 'total' | 'concurrency' | 'error'> {
+type Plan = Pick<ParallelContext, 'items' | 'total' | 'concurrency' | 'error'>;
+
+/** Its branches, or the error that stops it before any: a bad value, or more branches than the execution limit allows. */
+function plan(config: Record<string, unknown>, owner: ContainerActorInput['owner']): Plan {
+  const planned = branches(config);
+  return planned.error === null ? { ...planned, error: planBreach(owner, planned.total) } : planned;
+}
+
+function branches(config: Record<string, unknown>): Plan {
   const concurrency = (config['concurrency'] as number | undefined) ?? 20;
   if (config['kind'] === 'count') {
     const count = countOf(config['count'], 'count');
@@ -46,6 +58,7 @@ function plan(config: Record<string, unknown>): Pick<ParallelContext, 'items' | 
 interface Enqueue {
   (action: () => void): void;
   assign(values: Partial<ParallelContext>): void;
+  raise(event: ContainerMachineEvent): void;
 }
 
 /** Starts as many branches as the concurrency limit allows, in index order. */
@@ -53,8 +66,13 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   const empty = ctx.owner.block.children.length === 0;
   const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency, empty);
   if (indexes.length === 0) return;
+  const over = empty ? null : openBranches(ctx.owner, ctx.claim, indexes.length);
+  if (over !== null) {
+    enqueue.raise({ type: 'CONTAINER.ABORT', error: over });
+    return;
+  }
   const running = new Map(ctx.running);
-  const results = [...ctx.results];
+  const results = ctx.results;
   let finished = ctx.finished;
   const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.cancel };
   for (const index of indexes) {
@@ -71,10 +89,14 @@ function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: C
   enqueue.assign({ running, results, finished, nextIndex });
 }
 
-/** Stops every branch still running (a failure ends the parallel early). */
-function endParallel(ctx: ParallelContext): void {
+/**
+ * Stops every branch still running (a failure ends the parallel early) and gives back what it
+ * held of the budget; the results' bytes stay counted when they live on (`kept`).
+ */
+function endParallel(ctx: ParallelContext, kept: boolean): void {
   ctx.cancel.abort(SCOPE_ENDED);
   for (const progress of ctx.running.values()) ctx.owner.group.stop(progress.keys);
+  releaseBudget(ctx.owner, ctx.claim, kept);
 }
 
 export const parallelMachine = setup({
@@ -87,7 +109,8 @@ export const parallelMachine = setup({
   id: 'parallel',
   context: ({ input }) => ({
     ...input,
-    ...plan(input.config),
+    ...plan(input.config, input.owner),
+    claim: input.claim,
     cancel: input.owner.cancel.child(),
     nextIndex: 0,
     running: new Map(),
@@ -130,7 +153,13 @@ export const parallelMachine = setup({
               }
               running.delete(index);
               context.owner.group.stop(progress.keys);
-              const results = [...context.results];
+              const over = closeIteration(context.owner, context.claim, settled.result);
+              if (over !== null) {
+                enqueue.raise({ type: 'CONTAINER.ABORT', error: over });
+                return;
+              }
+              // written in place: a copy per branch made a large parallel quadratic
+              const results = context.results;
               results[index] = settled.result;
               enqueue(() => reportIteration(context.owner, index, context.total, settled.result));
               const next = { ...context, running, results, finished: context.finished + 1 };
@@ -142,9 +171,9 @@ export const parallelMachine = setup({
       },
     },
     // not final: a final state would settle the parallel block; the execution's end stops it
-    responded: { entry: ({ context }) => endParallel(context) },
-    finished: { type: 'final', entry: ({ context }) => endParallel(context) },
-    failed: { type: 'final', entry: ({ context }) => endParallel(context) },
+    responded: { entry: ({ context }) => endParallel(context, false) },
+    finished: { type: 'final', entry: ({ context }) => endParallel(context, true) },
+    failed: { type: 'final', entry: ({ context }) => endParallel(context, false) },
   },
   output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
 });

@@ -1,3 +1,5 @@
+import { DEFAULT_LIMITS } from '../src/model/limits.js';
+
 /** Defaults of SPEC §6 (and a few settings the SPEC leaves to us, documented in docs/config.md). */
 export const DEFAULTS = {
   port: 3000,
@@ -13,4 +15,10 @@ export const DEFAULTS = {
   functionTimeoutMs: 5000,
   functionMemoryMb: 64,
   busPrefix: 'troupe',
+  maxLiveBranches: DEFAULT_LIMITS.maxLiveBranches,
+  maxIterations: DEFAULT_LIMITS.maxIterations,
+  maxResultsBytes: DEFAULT_LIMITS.maxResultsBytes,
+  maxRunMemoryMb: DEFAULT_LIMITS.maxRunBytes / (1024 * 1024),
+  maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+  maxResumeAttempts: 3,
 } as const;

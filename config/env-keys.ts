@@ -25,6 +25,13 @@ export const ENV_KEYS = [
   'TROUPE_TRUST_PROXY',
   'TROUPE_BUS_PREFIX',
   'TROUPE_INSTANCE_ID',
+  // execution limits (docs/config.md "Execution limits") and crash-loop protection (docs/operations.md)
+  'TROUPE_MAX_LIVE_BRANCHES',
+  'TROUPE_MAX_ITERATIONS',
+  'TROUPE_MAX_RESULTS_BYTES',
+  'TROUPE_MAX_RUN_MEMORY_MB',
+  'TROUPE_MAX_LOG_BYTES',
+  'TROUPE_MAX_RESUME_ATTEMPTS',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

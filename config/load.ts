@@ -1,3 +1,4 @@
+import type { ExecutionLimits } from '../src/model/limits.js';
 import { splitAllowList } from '../src/outbound/address-policy.js';
 import { ENV_KEYS } from './env-keys.js';
 import { envSchema, type Env } from './schema.js';
@@ -33,6 +34,10 @@ export interface Config {
   busPrefix: string;
   /** this process's name among the service's instances (GET /api/cluster); unset: generated per start */
   instanceId: string | undefined;
+  /** what one execution may hold and run at once (docs/config.md "Execution limits") */
+  limits: Readonly<ExecutionLimits>;
+  /** resumptions of one execution that may end with the process gone before recovery fails it (RESUME_LIMIT) */
+  maxResumeAttempts: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -90,6 +95,14 @@ function toConfig(e: Env): Config {
     trustProxy: e.TROUPE_TRUST_PROXY,
     busPrefix: e.TROUPE_BUS_PREFIX,
     instanceId: e.TROUPE_INSTANCE_ID,
+    limits: Object.freeze({
+      maxLiveBranches: e.TROUPE_MAX_LIVE_BRANCHES,
+      maxIterations: e.TROUPE_MAX_ITERATIONS,
+      maxResultsBytes: e.TROUPE_MAX_RESULTS_BYTES,
+      maxRunBytes: e.TROUPE_MAX_RUN_MEMORY_MB * 1024 * 1024,
+      maxLogBytes: e.TROUPE_MAX_LOG_BYTES,
+    }),
+    maxResumeAttempts: e.TROUPE_MAX_RESUME_ATTEMPTS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

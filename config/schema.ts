@@ -86,6 +86,13 @@ export const envSchema = z.object({
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
   // shown by GET /api/cluster and in logs: printable, and short enough to read in a table
   TROUPE_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_", ":" or "-"').optional(),
+  TROUPE_MAX_LIVE_BRANCHES: int(1).default(DEFAULTS.maxLiveBranches),
+  // a loop's maxIterations goes up to 1 000 000: a higher limit would change nothing
+  TROUPE_MAX_ITERATIONS: int(1, 1_000_000).default(DEFAULTS.maxIterations),
+  TROUPE_MAX_RESULTS_BYTES: int(1).default(DEFAULTS.maxResultsBytes),
+  TROUPE_MAX_RUN_MEMORY_MB: int(1, 1_048_576).default(DEFAULTS.maxRunMemoryMb),
+  TROUPE_MAX_LOG_BYTES: int(0).default(DEFAULTS.maxLogBytes),
+  TROUPE_MAX_RESUME_ATTEMPTS: int(1, 1000).default(DEFAULTS.maxResumeAttempts),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

@@ -40,6 +40,13 @@ export type ErrorCode =
   | 'RESPONSE_TOO_LARGE'
   | 'TOO_MANY_REDIRECTS'
   | 'MAX_ITERATIONS'
+  /** execution limits (src/model/limits.ts, docs/config.md): they fail the execution, never the process */
+  | 'BRANCH_LIMIT'
+  | 'ITERATION_LIMIT'
+  | 'RESULTS_LIMIT'
+  | 'MEMORY_LIMIT'
+  /** restart recovery gave up on an execution whose resumption kept ending the process (docs/operations.md) */
+  | 'RESUME_LIMIT'
   | 'BUS_TIMEOUT'
   | 'NO_RESPONDERS'
   | 'BUS_CLOSED'

@@ -85,7 +85,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
   // requeue-aware: restart recovery runs a queued execution again under its own id
   const executions = requeueAwareExecutions(store.executions);
   const engine = new TrackedEngine(
-    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config) },
+    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config), limits: config.limits },
     options.onError,
   );
   return {
@@ -93,7 +93,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     bus,
     store,
     engine,
-    registry: blockTypeRegistry(),
+    registry: blockTypeRegistry(blockTypes, config.limits),
     services,
     async close() {
       await bus.close();

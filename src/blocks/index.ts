@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isWholePlaceholder, parseReference } from '../model/ref-parse.js';
+import { DEFAULT_LIMITS, type ExecutionLimits } from '../model/limits.js';
 import type { BlockTypeInfo, BlockTypeRegistry } from '../model/types.js';
 import { agentBlock } from './agent.js';
 import { apiBlock } from './api.js';
@@ -10,9 +11,9 @@ import { memoryBlock } from './memory.js';
 import { parallelBlock } from './parallel.js';
 import { responseBlock } from './response.js';
 import { routerBlock } from './router.js';
-import { toPointer, zodIssues } from './schemas.js';
+import { isPlainObject, toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
-import type { AnyBlockType } from './types.js';
+import { isContainerType, type AnyBlockType } from './types.js';
 
 export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock };
 export { validateStarterInput, checkStarterInput } from './starter.js';
@@ -31,10 +32,13 @@ export const blockTypes: Record<string, AnyBlockType> = {
   parallel: parallelBlock,
 };
 
-/** What the pure model needs to validate workflows: the block types seen through BlockTypeInfo. */
-export function blockTypeRegistry(types: Readonly<Record<string, AnyBlockType>> = blockTypes): BlockTypeRegistry {
+/**
+ * What the pure model needs to validate workflows: the block types seen through BlockTypeInfo,
+ * refusing literal container settings that cannot fit `limits` (the service's configured ones).
+ */
+export function blockTypeRegistry(types: Readonly<Record<string, AnyBlockType>> = blockTypes, limits: ExecutionLimits = DEFAULT_LIMITS): BlockTypeRegistry {
   const registry: Record<string, BlockTypeInfo> = {};
-  for (const [name, type] of Object.entries(types)) registry[name] = blockTypeInfo(type);
+  for (const [name, type] of Object.entries(types)) registry[name] = blockTypeInfo(type, limits);
   return Object.freeze(registry);
 }
 
@@ -115,9 +119,15 @@ function edited(config: unknown, at: readonly z.core.$ZodIssue[], value: unknown
   return copy;
 }
 
-function blockTypeInfo(type: AnyBlockType): BlockTypeInfo {
+function blockTypeInfo(type: AnyBlockType, limits: ExecutionLimits): BlockTypeInfo {
   const info: BlockTypeInfo = {
-    validateConfig: (config) => zodIssues(new z.ZodError(judgeConfig(type, config).issues)),
+    validateConfig(config) {
+      const judged = judgeConfig(type, config);
+      const issues = zodIssues(new z.ZodError(judged.issues));
+      // only a config that is otherwise valid: a bad one already says what is wrong with it
+      if (issues.length > 0 || !isContainerType(type) || type.limitIssues === undefined || !isPlainObject(config)) return issues;
+      return type.limitIssues(config, limits);
+    },
     handles(config) {
       // handles() expects a parsed config (defaults applied); an invalid one has none to offer
       const judged = judgeConfig(type, config);
@@ -127,3 +137,4 @@ function blockTypeInfo(type: AnyBlockType): BlockTypeInfo {
   if (type.codeFields !== undefined) info.codeFields = type.codeFields;
   return info;
 }
+

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { collectionItems } from '../model/iteration.js';
+import { LIMIT_SETTINGS, type ExecutionLimits } from '../model/limits.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
 import { EVERY_ISSUE, expressionSchema } from './schemas.js';
 import type { ContainerType } from './types.js';
@@ -39,6 +40,31 @@ export const loopConfigSchema = z
 
 export type LoopConfig = z.infer<typeof loopConfigSchema>;
 
+type LimitIssue = { path: string; message: string };
+
+/** A count written as a number (or digits) above the iterations a container may run; a reference is checked at run time. */
+export function countIssue(value: unknown, path: string, limits: ExecutionLimits): LimitIssue[] {
+  const count = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : null;
+  if (count === null || count <= limits.maxIterations) return [];
+  return [{ path, message: `${count} is more than the ${limits.maxIterations} iterations a loop or parallel may run (${LIMIT_SETTINGS.maxIterations})` }];
+}
+
+/** A collection written out in the workflow with more items than a container may run. */
+export function itemsIssue(value: unknown, path: string, limits: ExecutionLimits): LimitIssue[] {
+  if (value === undefined || (typeof value === 'string' && hasPlaceholder(value))) return [];
+  const items = collectionItems(value);
+  if (!items.ok || items.items.length <= limits.maxIterations) return [];
+  return [{ path, message: `${items.items.length} items are more than the ${limits.maxIterations} iterations a loop or parallel may run (${LIMIT_SETTINGS.maxIterations})` }];
+}
+
+function loopLimitIssues(config: Record<string, unknown>, limits: ExecutionLimits): LimitIssue[] {
+  const issues = [...itemsIssue(config['items'], '/items', limits)];
+  if (config['kind'] === 'for') issues.push(...countIssue(config['iterations'], '/iterations', limits));
+  // a while loop's cap: left at its default, it is the smaller of the two
+  if (config['maxIterations'] !== undefined) issues.push(...countIssue(config['maxIterations'], '/maxIterations', limits));
+  return issues;
+}
+
 export const loopBlock: ContainerType<LoopConfig> = {
   type: 'loop',
   container: true,
@@ -46,4 +72,5 @@ export const loopBlock: ContainerType<LoopConfig> = {
   handles: () => ['success', 'error'],
   codeFields: ['condition'],
   literalFields: ['kind'],
+  limitIssues: loopLimitIssues,
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { collectionLike, countLike } from './loop.js';
+import { LIMIT_SETTINGS, type ExecutionLimits } from '../model/limits.js';
+import { collectionLike, countIssue, countLike, itemsIssue } from './loop.js';
 import { EVERY_ISSUE } from './schemas.js';
 import type { ContainerType } from './types.js';
 
@@ -17,10 +18,22 @@ export const parallelConfigSchema = z
 
 export type ParallelConfig = z.infer<typeof parallelConfigSchema>;
 
+function parallelLimitIssues(config: Record<string, unknown>, limits: ExecutionLimits): { path: string; message: string }[] {
+  const issues = [...itemsIssue(config['items'], '/items', limits)];
+  if (config['kind'] === 'count') issues.push(...countIssue(config['count'], '/count', limits));
+  const concurrency = config['concurrency'];
+  if (typeof concurrency === 'number' && concurrency > limits.maxLiveBranches) {
+    const message = `${concurrency} is more than the ${limits.maxLiveBranches} iterations and branches an execution may run at once (${LIMIT_SETTINGS.maxLiveBranches})`;
+    issues.push({ path: '/concurrency', message });
+  }
+  return issues;
+}
+
 export const parallelBlock: ContainerType<ParallelConfig> = {
   type: 'parallel',
   container: true,
   configSchema: parallelConfigSchema,
   handles: () => ['success', 'error'],
   literalFields: ['kind'],
+  limitIssues: parallelLimitIssues,
 };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ExecutionLimits } from '../model/limits.js';
 import type { OutboundRequest, OutboundResult } from '../outbound/types.js';
 import type { ModelPort } from '../providers/types.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -109,6 +110,12 @@ export interface ContainerType<C = Record<string, unknown>> {
   handles(config: C): string[];
   codeFields?: readonly string[];
   literalFields?: readonly string[];
+  /**
+   * The settings of a (valid) config that cannot fit the execution limits as written: a literal
+   * count or collection, never a reference (that is checked when the block runs). Paths are JSON
+   * Pointers relative to the config.
+   */
+  limitIssues?(config: Record<string, unknown>, limits: ExecutionLimits): { path: string; message: string }[];
 }
 
 export type AnyBlockType = BlockType<any> | ContainerType<any>;

@@ -1,4 +1,5 @@
-import { blockTypeRegistry } from '../blocks/index.js';
+import { loadConfig } from '../../config/load.js';
+import { blockTypeRegistry, blockTypes } from '../blocks/index.js';
 import { validateWorkflow } from '../model/validate.js';
 import { withName } from '../runtime/workflows.js';
 import { commandLine } from './args.js';
@@ -11,8 +12,10 @@ export async function validateCommand(args: string[]): Promise<number> {
     process.stderr.write('usage: troupe validate <workflow.json>\n');
     return 2;
   }
-  // checked as the service and `troupe run` check it (a missing name is the id)
-  const result = validateWorkflow(withName(await readJsonFile(file)), blockTypeRegistry());
+  // checked as the service and `troupe run` check it (a missing name is the id), within the
+  // execution limits of this environment (TROUPE_MAX_ITERATIONS...)
+  const registry = blockTypeRegistry(blockTypes, loadConfig().limits);
+  const result = validateWorkflow(withName(await readJsonFile(file)), registry);
   if (result.ok) {
     const { blocks, connections } = result.workflow;
     process.stdout.write(`${file}: valid (${plural(blocks.length, 'block')}, ${plural(connections.length, 'connection')})\n`);

@@ -123,16 +123,39 @@ export interface ResumedMark {
   activeMs: number;
   /** ms since the epoch */
   at: number;
+  /**
+   * Resumptions claimed so far. Written before each resumption starts, so a record that is still
+   * `running` at the next start with this mark had its resumption cut off by the process's end.
+   */
+  attempts: number;
 }
 
-export function resumedContext(activeMs: number, at: Date, claim: string): { resumed: { activeMs: number; at: string; claim: string } } {
-  return { resumed: { activeMs, at: at.toISOString(), claim } };
+export function resumedContext(
+  activeMs: number,
+  at: Date,
+  claim: string,
+  attempts: number,
+): { resumed: { activeMs: number; at: string; claim: string; attempts: number } } {
+  return { resumed: { activeMs, at: at.toISOString(), claim, attempts } };
+}
+
+/**
+ * Whether an interrupted execution may be resumed once more, or why not: each of its `attempts`
+ * earlier resumptions ended with the process (a crash loop, if it is what ends the process), and
+ * after `max` of them it is failed instead (RESUME_LIMIT) so that the service can start.
+ */
+export function resumeRefusal(mark: ResumedMark | null, max: number): string | null {
+  const attempts = mark?.attempts ?? 0;
+  if (attempts < max) return null;
+  return `the service stopped during each of the ${attempts} resumptions of this execution; it is not resumed again (TROUPE_MAX_RESUME_ATTEMPTS is ${max})`;
 }
 
 /** The mark in a record's context, or null when it was never resumed (or the mark is unreadable). */
 export function resumedMark(context: unknown): ResumedMark | null {
-  const resumed = (context as { resumed?: { activeMs?: unknown; at?: unknown } } | null | undefined)?.resumed;
+  const resumed = (context as { resumed?: { activeMs?: unknown; at?: unknown; attempts?: unknown } } | null | undefined)?.resumed;
   const at = typeof resumed?.at === 'string' ? Date.parse(resumed.at) : Number.NaN;
   if (Number.isNaN(at)) return null;
-  return { activeMs: typeof resumed?.activeMs === 'number' ? resumed.activeMs : 0, at };
+  // a mark written before attempts were counted stands for one resumption
+  const attempts = typeof resumed?.attempts === 'number' ? resumed.attempts : 1;
+  return { activeMs: typeof resumed?.activeMs === 'number' ? resumed.activeMs : 0, at, attempts };
 }

@@ -3,6 +3,7 @@ import { executionMachine, type ExecutionActorInput, type ExecutionSink } from '
 import { ExecutionRun, RECORDED, type ExecutionHandle, type RunOwner } from './execution-run.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
+import { DEFAULT_LIMITS } from '../model/limits.js';
 import { redactInput } from '../model/redaction.js';
 import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
@@ -86,6 +87,7 @@ export class Engine implements RunOwner {
       blockTypes: this.deps.blockTypes,
       sink,
       startedAt,
+      limits: this.deps.limits ?? DEFAULT_LIMITS,
     };
     if (req.conversationId !== undefined) input.blockRun.conversationId = req.conversationId;
     if (req.resume !== undefined) {

@@ -2,10 +2,10 @@ import type { ErrorInfo } from '../errors.js';
 import { isoAt } from './iso.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
+import { jsonBytes, summarised } from '../model/limits.js';
 import { getOwn, setOwn } from '../model/own.js';
 import type { ResumePlan } from '../model/resume.js';
-import type { BlockReport } from '../../actors/messages.js';
-import type { BlockLogEntry, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
+import type { BlockLogEntry, BlockReport, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
@@ -44,8 +44,17 @@ export class ExecutionLedger {
   private readonly logs = new Map<string, BlockLogEntry>();
   private nextOrder = 0;
   settledTopLevel = 0;
+  /** what the record keeps whole of iterations' logs and results so far (see keptWhole) */
+  private iterationBytes = 0;
 
-  constructor(private readonly workflow: CompiledWorkflow) {
+  /**
+   * `maxLogBytes`: the iterations' logs and results a record keeps whole; past it they keep their
+   * size instead of their input, output or result, so a long loop's record stays readable.
+   */
+  constructor(
+    private readonly workflow: CompiledWorkflow,
+    private readonly maxLogBytes = Number.POSITIVE_INFINITY,
+  ) {
     for (const id of workflow.topLevel) setOwn(this.states, id, 'pending');
   }
 
@@ -60,8 +69,12 @@ export class ExecutionLedger {
     const key = logKey(e.blockId, e.iteration);
     const previous = this.logs.get(key);
     const log = settledLog(this.workflow, e, previous, previous?.order ?? this.nextOrder++);
+    if (e.iteration !== null) {
+      const kept = this.keptWhole(log);
+      this.logs.set(key, kept);
+      return kept;
+    }
     this.logs.set(key, log);
-    if (e.iteration !== null) return log;
     setOwn(this.states, e.blockId, e.status);
     if (e.output !== null) setOwn(this.outputs, e.blockId, e.output);
     for (const c of e.activated) this.activeConnections.push(c);
@@ -121,7 +134,28 @@ export class ExecutionLedger {
   iteration(e: IterationEvent): void {
     // a nested container's state is kept per enclosing iteration: `inner@outer#1`
     const key = logKey(e.containerId, e.outer ?? null);
-    setOwn(this.iterations, key, nextIterationState(getOwn(this.iterations, key), e));
+    const kept = e.result === undefined ? e : { ...e, result: this.within(e.result) };
+    setOwn(this.iterations, key, nextIterationState(getOwn(this.iterations, key), kept));
+  }
+
+  /**
+   * An iteration's log as the record keeps it: whole while the iterations' logs and results fit
+   * `maxLogBytes`, then with its input and output summarised (their size), in the record and in
+   * the events alike. The container's own `results`, which the run computes on, are not affected.
+   */
+  private keptWhole(log: BlockLogEntry): BlockLogEntry {
+    if (this.maxLogBytes === Number.POSITIVE_INFINITY) return log;
+    const input = this.within(log.input);
+    const output = this.within(log.output);
+    return input === log.input && output === log.output ? log : { ...log, input, output: output as BlockLogEntry['output'] };
+  }
+
+  /** `value` while the record's budget for iterations holds it, else its summary. */
+  private within(value: unknown): unknown {
+    if (value === null || value === undefined || this.maxLogBytes === Number.POSITIVE_INFINITY) return value;
+    const bytes = jsonBytes(value);
+    this.iterationBytes += bytes;
+    return this.iterationBytes <= this.maxLogBytes ? value : summarised(bytes);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInf
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
 import type { CompiledBlock } from '../model/graph.js';
 import { forEachString } from '../model/json.js';
+import { isLimitCode } from '../model/limits.js';
 import {
   bindCode,
   findSecretNames,
@@ -69,11 +70,15 @@ export interface Cancellation {
   readonly signal: AbortSignal;
 }
 
-/** Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws. */
+/**
+ * Runs one block: resolve config, run with timeout and whole-block retry, redact. Never throws.
+ * The outcome's `attempts` counts every attempt the block made: each whole-block attempt, or the
+ * calls it made itself when it retries on its own (API block), summed over the whole-block ones.
+ */
 export async function runBlock(run: BlockRunInput, cancel: Cancellation): Promise<BlockOutcome> {
   const secretValues = redactionValues(run.secrets);
   let recordedInput: unknown = null;
-  let attempts = 0;
+  const tally: Tally = { attempts: 0, log: [] };
   const chunks: Chunks = { values: secretValues, sink: undefined };
   try {
     const prepared = prepareConfig(run);
@@ -81,23 +86,38 @@ export async function runBlock(run: BlockRunInput, cancel: Cancellation): Promis
     run.onPrepared?.(recordedInput);
     const ctx = makeContext(run, prepared.config, cancel, chunks);
     const maxAttempts = Math.max(1, run.block.retry?.maxAttempts ?? 1);
-    for (;;) {
-      attempts += 1;
+    for (let attempt = 1; ; attempt += 1) {
       try {
         const result = await withTimeout(run, ctx, cancel);
         chunks.sink?.flush();
-        return completed(run, result, recordedInput, attempts, secretValues);
+        tally.attempts += result.attempts ?? 1;
+        if (result.attemptLog !== undefined) tally.log.push(...result.attemptLog);
+        return completed(run, result, recordedInput, tally, secretValues);
       } catch (err) {
         // a retry would stream its text again after what the reader already saw
         const streamed = chunks.sink !== undefined;
-        if (cancel.aborted || attempts >= maxAttempts || isPermanent(err) || streamed) throw err;
-        await run.services.clock.sleep(retryBackoffMs(run.block, attempts), cancel.signal);
+        countFailure(tally, errorInfo(err));
+        if (cancel.aborted || attempt >= maxAttempts || isPermanent(err) || streamed) throw err;
+        await run.services.clock.sleep(retryBackoffMs(run.block, attempt), cancel.signal);
       }
     }
   } catch (err) {
     chunks.sink?.flush();
-    return failed(redactError(errorInfo(err), secretValues), recordedInput, attempts);
+    return failed(redactError(errorInfo(err), secretValues), recordedInput, tally);
   }
+}
+
+/** The attempts a block run has made so far, and the per-attempt detail of those that keep one. */
+interface Tally {
+  attempts: number;
+  log: unknown[];
+}
+
+/** A failed attempt counts the calls its error says it made (API block), else one. */
+function countFailure(tally: Tally, info: ErrorInfo): void {
+  tally.attempts += typeof info['attempts'] === 'number' ? info['attempts'] : 1;
+  const log = info['attemptLog'];
+  if (Array.isArray(log)) tally.log.push(...(log as unknown[]));
 }
 
 /** Where a block's streamed text goes: redacted (a secret split over pieces too), created on the first piece. */
@@ -106,25 +126,25 @@ interface Chunks {
   sink: StreamRedactor | undefined;
 }
 
-function completed(run: BlockRunInput, result: BlockResult, input: unknown, attempts: number, secretValues: string[]): BlockOutcome {
+function completed(run: BlockRunInput, result: BlockResult, input: unknown, tally: Tally, secretValues: string[]): BlockOutcome {
   const output = redactOutput(result.output, secretValues, run.block.type);
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
   // not redacted: the attempts' numbers, statuses and error codes are Troupe's (AttemptInfo)
-  const attemptLog = result.attemptLog === undefined ? {} : { attemptLog: result.attemptLog };
-  const outcome: BlockOutcome = { kind: 'completed', output, handles: result.handles, input, attempts: result.attempts ?? attempts, errorHandled, ...attemptLog };
+  const attemptLog = tally.log.length === 0 ? {} : { attemptLog: tally.log };
+  const outcome: BlockOutcome = { kind: 'completed', output, handles: result.handles, input, attempts: tally.attempts, errorHandled, ...attemptLog };
   // set, not spread: this runs for every block, and most executions have no secret
   if (secretValues.length > 0) outcome.live = result.output;
   return outcome;
 }
 
 /**
- * A block that retries on its own (API block) reports its attempts in the error details: the
+ * A block that retries on its own (API block) reports its attempts in the error details: that
  * count stays in the error (SPEC §3), the per-attempt detail moves to the log's attemptLog.
  */
-function failed(info: ErrorInfo, input: unknown, runs: number): BlockOutcome {
-  const { attemptLog, ...error } = info;
-  const attempts = typeof error['attempts'] === 'number' ? error['attempts'] : Math.max(runs, 1);
-  return { kind: 'failed', error, input, attempts, ...(Array.isArray(attemptLog) ? { attemptLog: attemptLog as unknown[] } : {}) };
+function failed(info: ErrorInfo, input: unknown, tally: Tally): BlockOutcome {
+  const { attemptLog: _detail, ...error } = info;
+  const attemptLog = tally.log.length === 0 ? {} : { attemptLog: tally.log };
+  return { kind: 'failed', error, input, attempts: Math.max(tally.attempts, 1), ...attemptLog };
 }
 
 /** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */
@@ -137,9 +157,9 @@ export function retryBackoffMs(block: Pick<CompiledBlock, 'retry'>, attempt: num
   return (block.retry?.backoffMs ?? 0) * 2 ** (attempt - 1);
 }
 
-/** Failures a whole-block retry would only repeat: bad input or config, a missing secret, a cancel. */
+/** Failures a whole-block retry would only repeat: bad input or config, a missing secret, a cancel, an execution limit. */
 export function isPermanentCode(code: string): boolean {
-  return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED';
+  return code === 'INVALID_INPUT' || code === 'INVALID_CONFIG' || code === 'MISSING_SECRET' || code === 'CANCELLED' || isLimitCode(code);
 }
 
 export interface PreparedConfig {

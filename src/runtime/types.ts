@@ -2,6 +2,7 @@ import type { ResumePlan } from '../model/resume.js';
 import type { Bus } from '../bus/types.js';
 import type { AnyBlockType, BlockServices, TriggerInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
+import type { ExecutionLimits } from '../model/limits.js';
 import type { BlockLog, ExecutionRepo } from '../store/types.js';
 
 /** Where `{{NAME}}` values come from (secrets API first, then TROUPE_VAR_NAME). */
@@ -31,6 +32,8 @@ export interface RuntimeDeps {
    * the process's own model keys (OPENAI_API_KEY, ...), which a model could repeat.
    */
   redact?: readonly string[];
+  /** what one execution may hold and run at once; DEFAULT_LIMITS when absent */
+  limits?: Readonly<ExecutionLimits>;
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
@@ -115,3 +118,34 @@ export interface StartRequest {
     limitMs: number;
   };
 }
+
+/** Events a block actor sends to its parent (the execution actor or a container actor). */
+export type BlockReport =
+  | { type: 'BLOCK.STARTED'; blockId: string; at: number; iteration: IterationRef | null }
+  | {
+      type: 'BLOCK.SETTLED';
+      blockId: string;
+      iteration: IterationRef | null;
+      status: 'completed' | 'failed' | 'skipped';
+      startedAt: number | null;
+      endedAt: number;
+      input: unknown;
+      output: Record<string, unknown> | null;
+      /** the unredacted output, when it may differ from `output` (see BlockOutcome): containers collect it */
+      live?: Record<string, unknown>;
+      error: ErrorInfo | null;
+      errorHandled: boolean;
+      attempts: number;
+      /** connection indexes this block activated */
+      activated: number[];
+      attemptLog?: unknown[];
+    }
+  | { type: 'BLOCK.CHUNK'; blockId: string; text: string; iteration: IterationRef | null }
+  /**
+   * a running block resolved its config: `input` is what its log records (secrets as ***). It goes
+   * into the running log the persister writes, so a log that restart recovery finds still running
+   * after a crash keeps the input too, as one cancelled in a live process does
+   */
+  | { type: 'BLOCK.INPUT'; blockId: string; iteration: IterationRef | null; input: unknown }
+  /** a loop or parallel starts another attempt (its `retry`): its earlier attempt's child logs go */
+  | { type: 'CONTAINER.ATTEMPT'; blockId: string; iteration: IterationRef | null };

@@ -10,14 +10,16 @@ import type { Logger } from 'pino';
 import { isTroupeError } from '../errors.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { Engine } from '../runtime/engine.js';
-import type { ExecutionResult } from '../runtime/types.js';
+import type { ExecutionError, ExecutionResult } from '../runtime/types.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
-import { resumedMark } from '../model/resume.js';
+import { resumedMark, resumeRefusal } from '../model/resume.js';
 import { resumeExecution, startAgain, starter, type ResumeDeps } from './resumption.js';
 import type { BlockLog, BoundaryItem, ExecutionRecord, ExecutionRepo, StatusCursor, Store } from '../store/types.js';
 
 export const INTERRUPTED_MESSAGE = 'the service stopped while this execution was running';
+/** Resumptions cut off by the process's end before an execution is failed with RESUME_LIMIT (TROUPE_MAX_RESUME_ATTEMPTS). */
+export const DEFAULT_MAX_RESUME_ATTEMPTS = 3;
 const BATCH = 500;
 
 export interface RecoveryDeps {
@@ -46,21 +48,36 @@ export interface RecoveryOptions {
   staleAfterMs: number;
   /** an execution's time limit: a resumed run gets what its first run left of it */
   executionTimeoutMs: number;
+  /**
+   * Resumptions of one execution that may end with the process before it is failed with
+   * RESUME_LIMIT instead of resumed again (DEFAULT_MAX_RESUME_ATTEMPTS when absent)
+   */
+  maxResumeAttempts?: number;
 }
 
 export interface RecoveryReport {
   interrupted: string[];
   rerun: string[];
   resumed: string[];
+  /** failed with RESUME_LIMIT: their resumptions kept ending the process */
+  refused: string[];
 }
 
 export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOptions): Promise<RecoveryReport> {
   const now = deps.now ?? (() => new Date());
-  const report: RecoveryReport = { interrupted: [], rerun: [], resumed: [] };
+  const report: RecoveryReport = { interrupted: [], rerun: [], resumed: [], refused: [] };
   const repo = deps.store.executions;
   // exclusive: every unfinished record is an orphan; shared: only one no instance can still be running
   const stale = (since: number): boolean => opts.mode === 'exclusive' || since < now().getTime() - opts.staleAfterMs;
   await drainOrphans(repo, ['running'], (rec) => stale(lastClaimedAt(rec)), async (rec) => {
+    const refusal = resumeRefusal(resumedMark(rec.context), opts.maxResumeAttempts ?? DEFAULT_MAX_RESUME_ATTEMPTS);
+    if (refusal !== null) {
+      // not resumed again blindly: it may be what ended the process each time
+      deps.logger.error({ executionId: rec.id, why: refusal }, 'an interrupted execution is failed with RESUME_LIMIT instead of resumed');
+      const error = { code: 'RESUME_LIMIT', message: refusal, blockId: null };
+      if (await interrupt(deps, rec, now(), opts.mode === 'shared', error)) report.refused.push(rec.id);
+      return;
+    }
     const outcome = await resumeExecution(deps, rec, opts.executionTimeoutMs);
     if (outcome === 'resumed') report.resumed.push(rec.id);
     // on a shared store a failure on the way leaves it to the next sweep, and failing it is
@@ -75,9 +92,9 @@ export async function recoverExecutions(deps: RecoveryDeps, opts: RecoveryOption
     } else if (await rerun(deps, rec, now)) report.rerun.push(rec.id);
     else report.interrupted.push(rec.id);
   });
-  if (report.interrupted.length + report.rerun.length + report.resumed.length > 0) {
+  if (report.interrupted.length + report.rerun.length + report.resumed.length + report.refused.length > 0) {
     deps.logger.warn(
-      { interrupted: report.interrupted.length, rerun: report.rerun.length, resumed: report.resumed.length },
+      { interrupted: report.interrupted.length, rerun: report.rerun.length, resumed: report.resumed.length, refused: report.refused.length },
       'recovered executions left unfinished by a previous process',
     );
   }
@@ -116,8 +133,8 @@ function lastClaimedAt(rec: ExecutionRecord): number {
 }
 
 /** Fails the record (markInterrupted) and publishes `execution.failed` as the engine would have. */
-async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date, guarded = false): Promise<boolean> {
-  const durationMs = await markInterrupted(deps.store.executions, rec, at, guarded);
+async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date, guarded = false, error?: ExecutionError): Promise<boolean> {
+  const durationMs = await markInterrupted(deps.store.executions, rec, at, guarded, error);
   if (durationMs === false) return false;
   if (deps.events !== undefined) {
     // the record is failed whatever becomes of the announcement; the engine never throws here
@@ -127,14 +144,19 @@ async function interrupt(deps: RecoveryDeps, rec: ExecutionRecord, at: Date, gua
 }
 
 /**
- * Fails the record with INTERRUPTED and appends the `done` event live SSE readers wait for.
- * Returns the duration recorded, or false when the record is gone.
+ * Fails the record with INTERRUPTED (or the `error` given) and appends the `done` event live SSE
+ * readers wait for. Returns the duration recorded, or false when the record is gone.
  */
-export async function markInterrupted(repo: ExecutionRepo, rec: ExecutionRecord, at: Date, guarded = false): Promise<number | false> {
+export async function markInterrupted(
+  repo: ExecutionRepo,
+  rec: ExecutionRecord,
+  at: Date,
+  guarded = false,
+  error: ExecutionError = { code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE, blockId: null },
+): Promise<number | false> {
   const endedAt = at.toISOString();
   const started = rec.startedAt === null ? null : Date.parse(rec.startedAt);
   const durationMs = started === null || Number.isNaN(started) ? null : Math.max(0, at.getTime() - started);
-  const error = { code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE, blockId: null };
   const events = await repo.listEvents(rec.id);
   const seq = (events.at(-1)?.seq ?? 0) + 1;
   const cancelled = await cancelledLogs(repo, rec.id, at);

@@ -84,7 +84,8 @@ async function claim(deps: ResumeDeps, listed: ExecutionRecord, activeMs: number
     await deps.store.executions.saveBoundary(listed.id, {
       guard: { status: 'running', context: listed.context ?? null },
       // the token makes every claim a change, even two in the same millisecond
-      patch: { context: resumedContext(activeMs, new Date(), randomUUID()) },
+      // counted before the run starts: if this resumption ends the process, the next start knows
+      patch: { context: resumedContext(activeMs, new Date(), randomUUID(), (resumedMark(listed.context)?.attempts ?? 0) + 1) },
       ...(dropLogs.length > 0 ? { dropLogs } : {}),
     });
     return true;

@@ -133,6 +133,7 @@ function recover(runtime: Runtime, logger: Logger, shared: boolean, launch: Laun
       // past its time limit an execution cannot still be running on a live instance
       staleAfterMs: runtime.config.executionTimeoutMs + SHARED_SWEEP_MS,
       executionTimeoutMs: runtime.config.executionTimeoutMs,
+      maxResumeAttempts: runtime.config.maxResumeAttempts,
     },
   );
 }

@@ -244,6 +244,32 @@ forEachBus('API block in workflows', (getBus) => {
     expect(server.requestsTo('/defaults')).to.have.length(2);
   });
 
+  it("a block's log counts its whole-block attempts: run three times, failing twice, it says attempts 3", async () => {
+    const engine = engineWith(getBus(), store);
+    const doc = {
+      name: 'retrying block', blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'g', type: 'api', name: 'Get', retry: { maxAttempts: 3, backoffMs: 1 }, config: { url: `${server.origin}/twice`, method: 'GET', retries: 0 } },
+      ],
+      connections: [{ from: 'start', to: 'g' }],
+    };
+    server.script('/twice', [{ reset: true }, { reset: true }, { status: 200, body: { ok: true } }]);
+    const ok = await run(engine, doc, {});
+    expect(ok.status, JSON.stringify(ok.error)).to.equal('completed');
+    const logs = (await store.executions.get(ok.id))?.logs.filter((l) => l.blockId === 'g') ?? [];
+    expect(logs).to.have.length(1);
+    expect(logs[0]).to.deep.include({ status: 'completed', attempts: 3 });
+    expect(logs[0]?.attemptLog).to.have.length(3);
+
+    // failing every time: three attempts too, the error keeping the calls of the last one (SPEC §3)
+    server.script('/twice', [{ reset: true }]);
+    const down = await run(engine, doc, {});
+    const failedLog = (await store.executions.get(down.id))?.logs.find((l) => l.blockId === 'g');
+    expect(failedLog).to.deep.include({ status: 'failed', attempts: 3 });
+    expect((failedLog?.error as { code: string; attempts: number }).attempts).to.equal(1);
+    expect(server.requestsTo('/twice')).to.have.length(6);
+  });
+
   it("a container's whole-block retry runs it again, every iteration from the start, up to maxAttempts", async () => {
     const engine = engineWith(getBus(), store);
     const doc = (retry: unknown) => ({

@@ -77,7 +77,7 @@ describe('server: restart recovery', function () {
     const announced: unknown[] = [];
     const sub = runtime.bus.subscribe(executionEvents(runtime.config.busPrefix, 'failed'), (m) => announced.push(m.data));
     const report = await recoverExecutions(deps(() => at), opts);
-    expect(report).to.deep.equal({ interrupted: ['r1'], rerun: ['q1'], resumed: [] });
+    expect(report).to.deep.equal({ interrupted: ['r1'], rerun: ['q1'], resumed: [], refused: [] });
 
     const r1 = await repo.get('r1');
     expect(r1?.status).to.equal('failed');
@@ -100,7 +100,7 @@ describe('server: restart recovery', function () {
     expect(q1?.output).to.deep.equal({ result: 42, stdout: '' });
     expect((await repo.get('done'))?.status).to.equal('completed');
     // nothing is left to recover
-    expect(await recoverExecutions(deps(), opts)).to.deep.equal({ interrupted: [], rerun: [], resumed: [] });
+    expect(await recoverExecutions(deps(), opts)).to.deep.equal({ interrupted: [], rerun: [], resumed: [], refused: [] });
   });
 
   describe('resumption from the last block boundary', () => {
@@ -137,7 +137,7 @@ describe('server: restart recovery', function () {
         logs: [log('start', 'starter', 0, 'completed', STARTER_OUT, [0]), log('a', 'function', 1, 'completed', { result: 0.25, stdout: '' }, [1]), log('b', 'function', 2, 'running', null)],
         events: events('c1', 5),
       });
-      expect(await recoverExecutions(deps(), opts)).to.deep.equal({ interrupted: [], rerun: [], resumed: ['c1'] });
+      expect(await recoverExecutions(deps(), opts)).to.deep.equal({ interrupted: [], rerun: [], resumed: ['c1'], refused: [] });
       await runtime.engine.whenIdle(10_000);
       const c1 = await repo.get('c1');
       expect(c1?.status).to.equal('completed');

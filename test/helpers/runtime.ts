@@ -8,6 +8,7 @@ import { blockTypes as realBlockTypes, blockTypeRegistry } from '../../src/block
 import type { AnyBlockType, BlockServices, BlockType } from '../../src/blocks/types.js';
 import type { Bus } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
+import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/model/limits.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { Engine } from '../../src/runtime/engine.js';
 import type { ExecutionEvent, ExecutionResult, SecretSource } from '../../src/runtime/types.js';
@@ -108,6 +109,8 @@ export interface TestEngineOptions {
   redact?: string[];
   /** what the engine reports off the caller's path (a lifecycle event the bus refused for good) */
   onError?: (err: unknown) => void;
+  /** execution limits other than the defaults */
+  limits?: Partial<ExecutionLimits>;
 }
 
 export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
@@ -128,6 +131,7 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
     busPrefix: 'troupetest',
     ...(opts.redact ? { redact: opts.redact } : {}),
     executionTimeoutMs: opts.executionTimeoutMs ?? 20_000,
+    ...(opts.limits ? { limits: { ...DEFAULT_LIMITS, ...opts.limits } } : {}),
   }, opts.onError);
 }
 

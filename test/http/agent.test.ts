@@ -44,8 +44,9 @@ describe('http: agent blocks', function () {
     await h.http.put('/api/workflows/bot/chat').set(auth).send({ subdomain: 'bot', auth: { mode: 'public' }, branding: { title: 'Bot' } }).expect(201);
     const first = await readSse(h.http.post('/api/chat/bot/messages').send({ message: 'I am Ada' }));
     expect(first.events.filter((e) => e.event === 'chunk').map((e) => (e.data as { text: string }).text).join('')).to.equal('echo: I am Ada');
-    const done = first.events.at(-1)!.data as { conversationId: string };
-    const second = await readSse(h.http.post('/api/chat/bot/messages').send({ message: 'who am I?', conversationId: done.conversationId }));
+    const done = first.events.at(-1)!.data as { conversationId: string; conversationToken: string };
+    const second = await readSse(h.http.post('/api/chat/bot/messages')
+      .send({ message: 'who am I?', conversationId: done.conversationId, conversationToken: done.conversationToken }));
     expect(second.events.at(-1)!.event).to.equal('done');
     expect(llm.requests[1]!.body['messages']).to.deep.equal([
       { role: 'user', content: 'I am Ada' },

@@ -114,19 +114,21 @@ describe('model/cron-next', () => {
       expect(last('0 0 LW * *', 'UTC', '2026-01-01T00:00:00Z', '2026-06-15T00:00:00Z')).to.equal('2026-05-29T00:00:00.000Z');
     });
 
-    it('returns null for a date that never exists, quickly', () => {
+    // the bounds below only catch a search that walks minute by minute for years (seconds on
+    // any machine); speed itself is measured by benchmarks, never here
+    it('returns null for a date that never exists, without walking the years', () => {
       const started = performance.now();
       expect(next('0 0 30 2 *', 'UTC', '2025-01-01T00:00:00Z')).to.equal(null);
       expect(next('0 0 31 4 *', 'Europe/Paris', '2025-01-01T00:00:00Z')).to.equal(null);
       expect(last('0 0 30 2 *', 'UTC', '2020-01-01T00:00:00Z', '2025-01-01T00:00:00Z')).to.equal(null);
-      expect(performance.now() - started).to.be.below(200);
+      expect(performance.now() - started).to.be.below(5000);
     });
 
-    it('finds a yearly schedule in well under a few ms', () => {
+    it('finds a yearly schedule without walking the year', () => {
       expect(next('0 0 1 1 *', 'America/New_York', '2025-01-01T05:00:00Z')).to.equal('2026-01-01T05:00:00.000Z');
       const started = performance.now();
       for (let i = 0; i < 100; i += 1) nextDue(fields('0 0 1 1 *'), 'Europe/Paris', new Date(Date.UTC(2025, 0, 2 + i)));
-      expect((performance.now() - started) / 100).to.be.below(2);
+      expect((performance.now() - started) / 100).to.be.below(50);
     });
   });
 
@@ -277,12 +279,12 @@ describe('model/cron-next', () => {
   });
 
   describe('lastDueBetween', () => {
-    it('finds the last minute of 90 days of a per-minute schedule quickly', () => {
+    it('finds the last minute of 90 days of a per-minute schedule without walking them', () => {
       const started = performance.now();
       expect(last('* * * * *', 'UTC', '2025-01-01T00:00:00Z', '2025-04-01T00:00:30Z')).to.equal('2025-04-01T00:00:00.000Z');
       expect(last('* * * * *', 'America/New_York', '2025-01-01T00:00:00Z', '2025-04-01T00:00:30Z')).to.equal('2025-04-01T00:00:00.000Z');
       expect(last('*/10 * * * * *', 'Europe/Paris', '2025-01-01T00:00:00Z', '2025-04-01T00:00:35Z')).to.equal('2025-04-01T00:00:30.000Z');
-      expect(performance.now() - started).to.be.below(50);
+      expect(performance.now() - started).to.be.below(5000);
     });
 
     it('respects (from, to] and sparse schedules', () => {

@@ -1,0 +1,75 @@
+/**
+ * The sandbox's cost per call, and ten chained function blocks through the engine:
+ *   npx tsx bench/sandbox.bench.ts        (also part of `make bench`)
+ * A call that names its workflow runs in that workflow's hardened realm; one that names none gets
+ * a realm of its own, used once (what every call paid before realms were kept).
+ */
+import { performance } from 'node:perf_hooks';
+import { MemoryBus } from '../src/bus/memory.js';
+import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
+import type { SandboxLimits } from '../src/sandbox/types.js';
+import { benchEngine, chainDoc, runCompiled } from './lib/runtime-probe.js';
+
+const f1 = (n: number): string => n.toFixed(1);
+const line = (label: string, value: string, note = ''): void => console.log(`${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
+
+const CODE = 'const total = items.reduce((s, v) => s + v, 0);\nreturn { total, n: <start.n> };';
+const BINDINGS = { items: [1, 2, 3], __ref0: 7 };
+const SOURCE = CODE.replace('<start.n>', '__ref0');
+
+async function perCall(sandbox: IsolatedVmSandbox, limits: SandboxLimits, calls: number, inflight: number): Promise<number> {
+  for (let i = 0; i < 200; i++) await sandbox.runFunction(SOURCE, BINDINGS, limits);
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < calls) {
+      next += 1;
+      await sandbox.runFunction(SOURCE, BINDINGS, limits);
+    }
+  };
+  await Promise.all(Array.from({ length: inflight }, worker));
+  return ((performance.now() - t0) * 1000) / calls;
+}
+
+/** ten function blocks in a chain: executions per second with `inflight` at once */
+async function chainThroughput(sandbox: IsolatedVmSandbox, total: number, inflight: number): Promise<number> {
+  const engine = benchEngine(new MemoryBus(), sandbox);
+  const doc = chainDoc(10);
+  for (let i = 0; i < 50; i++) await runCompiled(engine, doc);
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < total) {
+      next += 1;
+      await runCompiled(engine, doc);
+    }
+  };
+  await Promise.all(Array.from({ length: inflight }, worker));
+  return (total * 1000) / (performance.now() - t0);
+}
+
+export async function sandboxBench(): Promise<void> {
+  const sandbox = new IsolatedVmSandbox();
+  try {
+    const realm: SandboxLimits = { timeoutMs: 5000, memoryMb: 64, caller: { workflowId: 'bench', version: 1 } };
+    const single: SandboxLimits = { timeoutMs: 5000, memoryMb: 64 };
+    console.log('\n## sandbox');
+    line('function call, sequential, a realm used once (baseline)', `${f1(await perCall(sandbox, single, 500, 1))} µs`);
+    line('function call, sequential, the workflow\'s realm', `${f1(await perCall(sandbox, realm, 3000, 1))} µs`, 'target tens of µs');
+    line('function call, 20 in flight, the workflow\'s realm', `${f1(await perCall(sandbox, realm, 5000, 20))} µs`, '(wall / calls)');
+    line('ten chained function blocks, 1 in flight', `${f1(await chainThroughput(sandbox, 300, 1))} exec/s`);
+    line('ten chained function blocks, 20 in flight', `${f1(await chainThroughput(sandbox, 2000, 20))} exec/s`);
+  } finally {
+    await sandbox.dispose();
+  }
+}
+
+if (process.argv[1]?.endsWith('sandbox.bench.ts') === true) {
+  sandboxBench().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

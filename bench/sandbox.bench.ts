@@ -48,6 +48,48 @@ async function chainThroughput(sandbox: IsolatedVmSandbox, total: number, inflig
   return (total * 1000) / (performance.now() - t0);
 }
 
+const mib = (): number => process.memoryUsage().rss / 2 ** 20;
+
+/**
+ * Issue 21's hostile load on one sandbox: 200 calls of one workflow that sleep 2 s, and 32 of
+ * another that leave a timer pending and compute until their 2 s limit; RSS before, at its peak
+ * during, and once the pool has disposed its extra isolates; and a third workflow's trivial call
+ * made in the middle of it.
+ */
+async function hostileLoad(): Promise<void> {
+  const sandbox = new IsolatedVmSandbox({ idleMs: 1000 });
+  const of = (workflowId: string): SandboxLimits => ({ timeoutMs: 2000, memoryMb: 64, caller: { workflowId } });
+  try {
+    await sandbox.runFunction('return 1', {}, of('warm'));
+    const before = mib();
+    let peak = before;
+    let peakIsolates = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, mib());
+      peakIsolates = Math.max(peakIsolates, sandbox.isolates);
+    }, 20);
+    const sleepers = Array.from({ length: 200 }, () => sandbox.runFunction('await new Promise((r) => setTimeout(r, 2000)); return 1;', {}, { ...of('chat'), timeoutMs: 60_000 }));
+    const burners = Array.from({ length: 32 }, () => sandbox.runFunction('setTimeout(() => {}, 60000); const a = []; while (true) a.push({ n: a.length }); ', {}, of('burn')).catch(() => 'limit'));
+    await new Promise((r) => setTimeout(r, 500));
+    const t0 = performance.now();
+    await sandbox.runFunction('return 1', {}, of('neighbour'));
+    const neighbourMs = performance.now() - t0;
+    await Promise.all([...sleepers, ...burners]);
+    clearInterval(sampler);
+    const ended = mib();
+    await new Promise((r) => setTimeout(r, 2500));
+    global.gc?.();
+    console.log('\n## sandbox under the hostile load of issue 21 (200 sleeping calls, 32 computing with timers)');
+    line('process RSS before', `${f1(before)} MiB`);
+    line('process RSS peak during', `${f1(peak)} MiB`, `(peak isolates ${peakIsolates})`);
+    line('process RSS when the load ended', `${f1(ended)} MiB`);
+    line('process RSS 2.5 s later (extra isolates disposed)', `${f1(mib())} MiB`, `(isolates ${sandbox.isolates})`);
+    line("a neighbour workflow's trivial call during the load", `${f1(neighbourMs)} ms`);
+  } finally {
+    await sandbox.dispose();
+  }
+}
+
 export async function sandboxBench(): Promise<void> {
   const sandbox = new IsolatedVmSandbox();
   try {
@@ -62,6 +104,7 @@ export async function sandboxBench(): Promise<void> {
   } finally {
     await sandbox.dispose();
   }
+  await hostileLoad();
 }
 
 if (process.argv[1]?.endsWith('sandbox.bench.ts') === true) {

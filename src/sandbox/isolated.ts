@@ -108,13 +108,13 @@ export class IsolatedVmSandbox implements Sandbox {
   /** One call on one slot, with every failure translated to a Troupe code. */
   private async execute(slot: IsolateSlot, caller: string | undefined, kind: Kind, source: string, valuesJson: string, limits: SandboxLimits): Promise<string> {
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
-    const started = Date.now();
     let realm: Realm | undefined;
     let keep = false;
     try {
       realm = await slot.realm(caller);
       const factory: Reference = await slot.factory(realm, source, CODE_FILENAME, -1);
       if (limits.signal?.aborted === true) throw cancelled();
+      const started = Date.now();
       // one thread round trip per call: the realm's runner makes the call's console, timers and
       // binding values, calls the user's function and serializes its outcome there
       const run = realm.call.apply(undefined, [factory.derefInto(), valuesJson], {

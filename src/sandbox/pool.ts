@@ -59,7 +59,7 @@ export class IsolatePool {
     if (this.closed) return Promise.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
     const key = caller ?? ANONYMOUS;
     if (!this.queues.has(key) && this.heldBy(key) < this.options.perCaller) {
-      const slot = this.takeIdle(key) ?? this.create();
+      const slot = this.takeIdle(key) ?? this.create(key);
       if (slot !== undefined) return Promise.resolve(this.hand(slot, key));
     }
     return new Promise<IsolateSlot>((resolve, reject) => {
@@ -95,9 +95,9 @@ export class IsolatePool {
       slot.kill();
       return;
     }
-    const waiter = this.nextWaiter();
-    if (waiter !== undefined) {
-      waiter.resolve(this.hand(slot, waiter.key));
+    const next = this.nextKey();
+    if (next !== undefined) {
+      this.dequeue(next)?.resolve(this.hand(slot, next));
       return;
     }
     slot.prewarm();
@@ -137,29 +137,40 @@ export class IsolatePool {
   }
 
   /** The waiting caller holding the fewest isolates (under its quota), first come among equals. */
-  private nextWaiter(): Waiter | undefined {
+  private nextKey(): string | undefined {
     let best: string | undefined;
     for (const key of this.queues.keys()) {
       const held = this.heldBy(key);
       if (held >= this.options.perCaller) continue;
       if (best === undefined || held < this.heldBy(best)) best = key;
     }
-    if (best === undefined) return undefined;
-    const queue = this.queues.get(best)!;
+    return best;
+  }
+
+  /** the caller's first waiter; the caller goes to the back of the order (Map keys keep insertion order) */
+  private dequeue(key: string): Waiter | undefined {
+    const queue = this.queues.get(key);
+    if (queue === undefined) return undefined;
     const waiter = queue.shift();
-    // the caller goes to the back of the order: Map keys keep insertion order
-    this.queues.delete(best);
-    if (queue.length > 0) this.queues.set(best, queue);
+    this.queues.delete(key);
+    if (queue.length > 0) this.queues.set(key, queue);
     return waiter;
   }
 
-  private canCreate(): boolean {
+  /**
+   * Past `size` an isolate is added only while fewer than `size` calls compute, or, for a caller
+   * that holds none, while fewer than `size + 1` do: a workflow whose calls compute on every
+   * isolate must not make another wait for one of them to end (up to its time limit).
+   */
+  private canCreate(key: string): boolean {
     if (this.slots.size >= this.options.maxIsolates) return false;
-    return this.slots.size < this.options.size || this.computing() < this.options.size;
+    if (this.slots.size < this.options.size) return true;
+    const computing = this.computing();
+    return computing < this.options.size || (this.heldBy(key) === 0 && computing < this.options.size + 1);
   }
 
-  private create(): IsolateSlot | undefined {
-    if (!this.canCreate()) return undefined;
+  private create(key: string): IsolateSlot | undefined {
+    if (!this.canCreate(key)) return undefined;
     const slot = new IsolateSlot(this.memoryMb);
     slot.onSleep = () => this.serveWaiters();
     this.slots.add(slot);
@@ -174,11 +185,12 @@ export class IsolatePool {
 
   /** A call went to sleep or a quota freed: queued calls may now get an isolate. */
   private serveWaiters(): void {
-    while (!this.closed && (this.idle.length > 0 || this.canCreate())) {
-      const waiter = this.nextWaiter();
-      if (waiter === undefined) return;
-      const slot = this.takeIdle(waiter.key) ?? this.create()!;
-      waiter.resolve(this.hand(slot, waiter.key));
+    while (!this.closed) {
+      const key = this.nextKey();
+      if (key === undefined) return;
+      const slot = this.takeIdle(key) ?? this.create(key);
+      if (slot === undefined) return;
+      this.dequeue(key)?.resolve(this.hand(slot, key));
     }
   }
 

@@ -5,8 +5,12 @@ import { REALM_SOURCE } from './realm.js';
 const MAX_SLEEP_MS = 2 ** 31 - 1;
 /** Compiled scripts kept per isolate: a block's code is compiled once per isolate, not per call. */
 const SCRIPT_CACHE_SIZE = 256;
-/** Realms (contexts) one isolate keeps, one per caller; the least recently used goes first. */
-const REALMS_PER_ISOLATE = 32;
+/**
+ * Realms (contexts) one isolate keeps, one per caller; the least recently used goes first. A
+ * hardened realm holds ~300 KB of the isolate's heap, which counts against the calls' memory
+ * limit: one realm per 4 MiB of it keeps them under a tenth, between 2 and 32.
+ */
+const realmsPerIsolate = (memoryMb: number): number => Math.min(32, Math.max(2, Math.floor(memoryMb / 4)));
 /** User functions (factories) one realm keeps, one per code text. */
 const FACTORIES_PER_REALM = 64;
 /**
@@ -137,7 +141,7 @@ export class IsolateSlot {
     } else {
       found = this.newRealm();
       found.catch(() => undefined);
-      if (this.realms.size >= REALMS_PER_ISOLATE) this.dropOldestRealm();
+      if (this.realms.size >= realmsPerIsolate(this.memoryMb)) this.dropOldestRealm();
     }
     // the map's order is the eviction order
     this.realms.set(key, found);

@@ -39,6 +39,19 @@ describe('sandbox pool: noisy neighbours (issue 21 finding 3)', function () {
     expect(floodDone).to.equal(40);
   });
 
+  it('serves another workflow while one computes on every isolate, without waiting for those calls to end', async () => {
+    sandbox = new IsolatedVmSandbox({ poolSize: 2, maxIsolates: 8 });
+    let burnersSettled = 0;
+    const burners = Array.from({ length: 4 }, () =>
+      sandbox.runFunction('while (true) {}', {}, of('burner', 1500)).catch(() => undefined).then(() => {
+        burnersSettled += 1;
+      }));
+    await pause(100);
+    const quick = await sandbox.runFunction('return "served";', {}, of('neighbour'));
+    expect([quick.result, burnersSettled]).to.deep.equal(['served', 0]);
+    await Promise.all(burners);
+  });
+
   it('keeps calls that compute with a timer pending to the pool size', async () => {
     sandbox = new IsolatedVmSandbox({ poolSize: 2, maxIsolates: 16 });
     const code = 'setTimeout(() => {}, 60000);\nconst end = Date.now() + 250; while (Date.now() < end) {}\nreturn 1;';

@@ -100,7 +100,6 @@ export class IsolatePool {
       this.dequeue(next)?.resolve(this.hand(slot, next));
       return;
     }
-    slot.prewarm();
     this.idle.push(slot);
     this.scheduleTrim();
     // a freed quota may let another caller's queue start on a new isolate

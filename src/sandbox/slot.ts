@@ -139,8 +139,12 @@ export class IsolateSlot {
     if (found !== undefined) {
       this.realms.delete(key);
     } else {
-      found = this.newRealm();
-      found.catch(() => undefined);
+      const made = this.newRealm();
+      // a realm that could not be made is not kept: the next call tries again
+      made.catch(() => {
+        if (this.realms.get(key) === made) this.realms.delete(key);
+      });
+      found = made;
       if (this.realms.size >= realmsPerIsolate(this.memoryMb)) this.dropOldestRealm();
     }
     // the map's order is the eviction order

@@ -52,4 +52,31 @@ describe('sandbox through HTTP: code that closes the runner function early (issu
       expect(res.body.error.code, code).to.equal('FUNCTION_ERROR');
     }
   });
+
+  it("leaves nothing from one execution's function for the next execution, of its workflow or another", async () => {
+    const hostile = [
+      'const tried = [];',
+      'for (const step of [() => { Array.prototype.evil = 1; }, () => { globalThis.kept = 1; }, () => { arguments.callee.kept = 1; },',
+      '  () => { Error.prepareStackTrace = () => "hijacked"; }, () => { /(s3cret)/.exec("s3cret"); }]) {',
+      '  try { step(); tried.push("ran"); } catch (e) { tried.push(e.name); }',
+      '}',
+      'return tried;',
+    ].join('\n');
+    const probe = 'return [[].evil, typeof kept, arguments.callee.kept, typeof Error.prepareStackTrace, typeof RegExp.$1];';
+    const a = await deployed(h, codeWorkflow('leaky', `${hostile}\n// ${probe}`));
+    const b = await deployed(h, codeWorkflow('reader', probe));
+    const first = await h.http.post('/api/workflows/leaky/execute').set('X-API-Key', a.key).send({});
+    expect(first.body.success, JSON.stringify(first.body.error)).to.equal(true);
+    for (let i = 0; i < 3; i++) {
+      const read = await h.http.post('/api/workflows/reader/execute').set('X-API-Key', b.key).send({});
+      expect(read.body.output.result).to.deep.equal([null, 'undefined', null, 'undefined', 'undefined']);
+    }
+    // the same workflow: each execution reads what the one before tried to leave, then tries
+    const both = `const seen = (() => { ${probe} })();\n${hostile.replace('return tried;', 'return seen;')}`;
+    const c = await deployed(h, codeWorkflow('both', both));
+    for (let i = 0; i < 3; i++) {
+      const run = await h.http.post('/api/workflows/both/execute').set('X-API-Key', c.key).send({});
+      expect(run.body.output.result, `execution ${i}`).to.deep.equal([null, 'undefined', null, 'undefined', 'undefined']);
+    }
+  });
 });

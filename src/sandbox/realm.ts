@@ -5,8 +5,9 @@
  * global object, so no user code can reach it at any moment. It then
  *
  * - removes what workflow code does not need and could use to sidestep limits or keep state
- *   (WebAssembly, Atomics, SharedArrayBuffer, RegExp's legacy static match properties, which
- *   hold the last match of the whole context);
+ *   (WebAssembly, Atomics, SharedArrayBuffer, FinalizationRegistry, whose callbacks could run
+ *   during a later call, and RegExp's legacy static match properties, which hold the last match
+ *   of the whole context);
  * - turns the properties authors commonly assign on their own objects (`err.name = …`,
  *   `obj.toString = …`) into accessors that define an own property, so freezing the prototypes
  *   does not break that code (an assignment to a frozen inherited property would fail);
@@ -43,6 +44,8 @@ const G = globalThis;
 const { freeze, getPrototypeOf, getOwnPropertyDescriptor, defineProperty } = Object;
 const ownKeys = Reflect.ownKeys;
 delete G.WebAssembly; delete G.Atomics; delete G.SharedArrayBuffer;
+// its callbacks run whenever the collector decides, which may be during a later call
+delete G.FinalizationRegistry;
 for (const key of ['$1', '$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9', 'input', '$_', 'lastMatch', '$&',
   'lastParen', '$+', 'leftContext', '$' + '\x60', 'rightContext', "$'"]) delete RegExp[key];
 // the override mistake: an inherited frozen data property cannot be shadowed by assignment
@@ -89,6 +92,11 @@ const hiddenRoots = [
   new Intl.Segmenter().segment('')[Symbol.iterator](), new Intl.Segmenter().segment(''),
   (function () { return arguments; })(),
 ];
+// iterator helpers, where this V8 has them: their prototypes are reachable only through calls
+if (typeof G.Iterator === 'function') {
+  try { hiddenRoots.push([].values().map((x) => x)); } catch {}
+  try { hiddenRoots.push(G.Iterator.from({ next() { return { done: true }; } })); } catch {}
+}
 for (const root of hiddenRoots) harden(root);
 harden(G);
 `;

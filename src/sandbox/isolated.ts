@@ -136,7 +136,7 @@ export class IsolatedVmSandbox implements Sandbox {
       if (realm !== undefined && !keep && slot.alive) slot.dropRealm(caller, realm);
     }
   }
-  /** The isolate's own timeout, raced with a host timer and the abort signal. */
+  /** The run raced with the host's timer for the limit and with the abort signal. */
   private async race(slot: IsolateSlot, kind: Kind, run: Promise<string>, timeoutMs: number, limits: SandboxLimits): Promise<string> {
     // The loser of the race must never surface as an unhandled rejection.
     run.catch(() => undefined);

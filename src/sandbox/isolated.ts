@@ -147,8 +147,15 @@ export class IsolatedVmSandbox implements Sandbox {
       onAbort = () => reject(cancelled());
       limits.signal?.addEventListener('abort', onAbort, { once: true });
     });
+    // isolated-vm rejects a call whose promise was collected (nothing could ever settle it: a
+    // `new Promise(() => {})` awaited, then a collection): that is a promise that never settles,
+    // so it ends the way one does, at the time limit
+    const settles = run.catch((err: unknown) => {
+      if (err instanceof Error && /Promise was abandoned/.test(err.message)) return new Promise<never>(() => undefined);
+      throw err;
+    });
     try {
-      return await Promise.race([run, guard]);
+      return await Promise.race([settles, guard]);
     } catch (err) {
       // Only disposal can stop code the isolate is still running (or a promise that never settles).
       if (err instanceof TroupeError) slot.kill();

@@ -27,6 +27,8 @@ export const MAX_RESULT_CHARS = 10 * 1024 * 1024;
 export const MAX_STDOUT_CHARS = 1024 * 1024;
 /** timers a call may have pending at once */
 export const MAX_PENDING_TIMERS = 1000;
+/** the longest delay a timer may ask for (setTimeout's own limit) */
+const MAX_SLEEP_MS = 2 ** 31 - 1;
 
 /** names a binding may not take: the context's globals and the factory's own parameters */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(
@@ -136,25 +138,48 @@ const serialize = (value, lines) => {
   }
   return '{"r":' + (text === undefined ? 'null' : text) + ',"o":' + stringify(lines) + '}';
 };
-// Timers on the host's clock through the closure's Reference; callbacks run only while their
-// call is running (a timer of an ended call never fires).
+// Timers on the host's clock through the closure's Reference. The call keeps its own timer
+// queue and has at most one host wait armed at a time (until its earliest timer), re-armed only
+// when an earlier timer arrives: a thousand zero-delay intervals cost the host one wake-up per
+// round, not a thousand. Callbacks run only while their call runs (a timer of an ended call
+// never fires), in due order, each followed by the microtasks it queued, as in Node.
 const makeTimers = (state) => {
   const timers = new Map();
-  let lastTimer = 0;
-  const arm = (id, ms, tick) => sleep.apply(undefined, [Number(ms) || 0], { result: { promise: true } })
-    .then(() => { if (!state.ended && timers.has(id)) tick(); }, () => undefined);
+  let lastTimer = 0, armedAt = Infinity, armToken = 0;
+  const arm = () => {
+    if (state.ended || timers.size === 0) return;
+    let next = Infinity;
+    for (const t of timers.values()) if (t.at < next) next = t.at;
+    if (next >= armedAt) return;
+    armedAt = next;
+    const token = ++armToken;
+    sleep.apply(undefined, [Math.max(0, next - Date.now())], { result: { promise: true } })
+      .then(() => { if (token === armToken) { armedAt = Infinity; fire(); } }, () => undefined);
+  };
+  const fire = async () => {
+    const now = Date.now();
+    const due = [];
+    for (const [id, t] of timers) if (t.at <= now) due.push(id);
+    due.sort((x, y) => timers.get(x).at - timers.get(y).at || x - y);
+    for (const id of due) {
+      const t = timers.get(id);
+      if (state.ended) return;
+      if (t === undefined) continue;
+      if (t.repeat) t.at = Date.now() + t.ms; else timers.delete(id);
+      // a callback that throws does not stop the others (nor, as before, the call)
+      try { t.fn(...t.args); } catch {}
+      await undefined;
+    }
+    arm();
+  };
   const timer = (repeat) => (fn, ms, ...args) => {
     if (typeof fn !== 'function') throw new TypeError('the callback must be a function');
     if (state.ended) return 0;
     if (timers.size >= ${MAX_PENDING_TIMERS}) throw new RangeError('too many pending timers (at most ${MAX_PENDING_TIMERS})');
     const id = ++lastTimer;
-    timers.set(id, true);
-    const tick = () => {
-      if (!repeat) timers.delete(id);
-      fn(...args);
-      if (repeat && timers.has(id)) arm(id, ms, tick);
-    };
-    arm(id, ms, tick);
+    const delay = Math.min(Math.max(0, Number(ms) || 0), ${MAX_SLEEP_MS});
+    timers.set(id, { at: Date.now() + delay, ms: delay, fn, args, repeat });
+    arm();
     return id;
   };
   const clear = (id) => { timers.delete(id); };

@@ -77,4 +77,21 @@ describe('sandbox pool: noisy neighbours (issue 21 finding 3)', function () {
     const peak = await peakIsolates(sandbox, Promise.all([...a, ...b]));
     expect(peak).to.be.at.most(6);
   });
+
+  it('limits hold whatever a call does with timers: a thousand zero-delay intervals, a collected promise', async () => {
+    sandbox = new IsolatedVmSandbox({ poolSize: 1 });
+    let ticks = 0;
+    const interval = setInterval(() => {
+      ticks += 1;
+    }, 10);
+    const flood = await sandbox.runFunction('for (let i = 0; i < 1000; i++) setInterval(() => {}, 0);\nawait new Promise(() => {});', {}, of('flood', 1000)).catch((e: unknown) => e);
+    clearInterval(interval);
+    expect(flood).to.have.property('code', 'FUNCTION_TIMEOUT');
+    // a generous bound: with a host timer per pending interval, the host loop ran a few ticks
+    expect(ticks).to.be.greaterThan(30);
+    // garbage collected while awaited: isolated-vm calls that promise abandoned; it never settles
+    const code = 'let a = []; for (let i = 0; i < 3e5; i++) a.push({ i }); a = null;\nawait new Promise(() => {});';
+    const collected = await sandbox.runFunction(code, {}, of('collected', 300)).catch((e: unknown) => e);
+    expect(collected).to.have.property('code', 'FUNCTION_TIMEOUT');
+  });
 });

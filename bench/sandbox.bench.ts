@@ -1,6 +1,6 @@
 /**
  * The sandbox's cost per call, and ten chained function blocks through the engine:
- *   npx tsx bench/sandbox.bench.ts [hostile]   (also part of `make bench`)
+ *   npx tsx bench/sandbox.bench.ts [hostile|http]   (also part of `make bench`)
  * A call that names its workflow runs in that workflow's hardened realm; one that names none gets
  * a realm of its own, used once (what every call paid before realms were kept).
  */
@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { MemoryBus } from '../src/bus/memory.js';
 import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
 import type { SandboxLimits } from '../src/sandbox/types.js';
+import { measureChainOverHttp } from './lib/chain-http-probe.js';
 import { benchEngine, chainDoc, runCompiled } from './lib/runtime-probe.js';
 
 const f1 = (n: number): string => n.toFixed(1);
@@ -90,6 +91,14 @@ async function hostileLoad(): Promise<void> {
   }
 }
 
+/** S1 and S3f through the service over HTTP: S3f ÷ S1 against Node-RED's 0.60 */
+async function overHttp(): Promise<void> {
+  console.log('\n## ten chained function blocks over HTTP (S3f) beside start → response (S1), 20 connections');
+  for (const round of await measureChainOverHttp()) {
+    line('S1 / S3f', `${f1(round.s1Rps)} / ${f1(round.s3fRps)} req/s`, `S3f ÷ S1 = ${(round.s3fRps / round.s1Rps).toFixed(2)} (Node-RED 0.60)`);
+  }
+}
+
 export async function sandboxBench(): Promise<void> {
   const sandbox = new IsolatedVmSandbox();
   try {
@@ -105,11 +114,13 @@ export async function sandboxBench(): Promise<void> {
     await sandbox.dispose();
   }
   await hostileLoad();
+  await overHttp();
 }
 
 if (process.argv[1]?.endsWith('sandbox.bench.ts') === true) {
   // `hostile` alone: the RSS figures from a fresh process
-  (process.argv[2] === 'hostile' ? hostileLoad() : sandboxBench()).then(
+  const only: Record<string, () => Promise<void>> = { hostile: hostileLoad, http: overHttp };
+  (only[process.argv[2] ?? ''] ?? sandboxBench)().then(
     () => process.exit(0),
     (err: unknown) => {
       console.error(err);

@@ -118,6 +118,8 @@ export const loopMachine = setup({
         timeoutMs: services.functionTimeoutMs,
         memoryMb: services.functionMemoryMb,
         signal,
+        // the workflow's hardened realm: without a caller each call builds and freezes one
+        caller: { workflowId: ctx.owner.run.workflowId },
       });
       return Boolean(value);
     }),

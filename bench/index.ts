@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     await server.stop();
   }
   await sandbox.dispose();
+  await optional('sandbox', './sandbox.bench.js', (m) => m.sandboxBench());
   await optional('API block', './lib/api-probe.js', async (m) => {
     const r = await m.measureApiOverhead();
     console.log('\n## API block (local upstream)');

@@ -122,6 +122,7 @@ async function runTool(ctx: BlockRunContext<unknown>, tools: readonly AgentTool[
       timeoutMs: ctx.services.functionTimeoutMs,
       memoryMb: ctx.services.functionMemoryMb,
       signal: ctx.signal,
+      caller: { workflowId: ctx.workflowId },
     });
     return { ...call, result };
   } catch (err) {

@@ -34,6 +34,7 @@ export async function evaluateExpression(
       timeoutMs: ctx.services.functionTimeoutMs,
       memoryMb: ctx.services.functionMemoryMb,
       signal: ctx.signal,
+      caller: { workflowId: ctx.workflowId },
     });
   } catch (err) {
     const e = toTroupeError(err);

@@ -17,6 +17,8 @@ export const functionBlock: BlockType<FunctionConfig> = {
       timeoutMs: ctx.services.functionTimeoutMs,
       memoryMb: ctx.services.functionMemoryMb,
       signal: ctx.signal,
+      // calls of one workflow share a hardened realm (compiled code, no state); never another's
+      caller: { workflowId: ctx.workflowId },
     });
     return { output: { result, stdout }, handles: ['success'] };
   },

@@ -1,21 +1,28 @@
 import { availableParallelism } from 'node:os';
-import type { Context, Script } from 'isolated-vm';
+import type { Reference } from 'isolated-vm';
 import { TroupeError, type ErrorCode } from '../errors.js';
 import { MAX_JSON_DEPTH, jsonTextNestsTooDeep } from '../model/json.js';
-import { IsolatePool, SLEEP_GLOBAL, cancelled, type IsolateSlot } from './pool.js';
-import { ARGS_GLOBAL, CODE_FILENAME, cachedRunnerSource, type RunnerKind } from './runner.js';
-import type { FunctionResult, Sandbox, SandboxLimits } from './types.js';
+import { IsolatePool, cancelled, type IsolateSlot } from './pool.js';
+import { RESERVED_NAMES } from './realm.js';
+import type { Realm } from './slot.js';
+import { CODE_FILENAME, UserSyntaxError, cachedUserSource, userLine, type RunnerKind } from './source.js';
+import type { FunctionResult, Sandbox, SandboxCaller, SandboxLimits } from './types.js';
 
 /** isolated-vm refuses memory limits below 8 MB. */
 const MIN_MEMORY_MB = 8;
 
 export interface IsolatedVmSandboxOptions {
-  /** isolates per memory limit (each runs one call at a time, on its own thread) */
+  /** isolates per memory limit that compute at once (each runs one call at a time, on its own thread) */
   poolSize?: number;
+  /** isolates a pool may hold when calls sleep on timers (default 32) */
+  maxIsolates?: number;
+  /** isolates one workflow may hold at once (default a quarter of maxIsolates, at least poolSize) */
+  perCaller?: number;
+  /** idle time after which isolates beyond the pool size are disposed (default 2000 ms) */
+  idleMs?: number;
   /**
-   * Extra time the host waits past the limit before it disposes the isolate itself. isolated-vm's
-   * own timeout stops synchronous code and microtasks cleanly; the host timer is the backstop for
-   * promises that never settle, and disposing an isolate costs a new one (~2 ms).
+   * Extra time the host waits past the limit before it disposes the isolate, which is how any
+   * call past its limit is stopped (disposing costs a new isolate, ~2 ms, and its realms).
    */
   graceMs?: number;
 }
@@ -30,17 +37,24 @@ interface Envelope {
 
 /**
  * User code in V8 isolates (isolated-vm): no host objects exist in the isolate, user code runs on
- * the isolate's thread (a runaway loop never blocks the host event loop), and every call gets a
- * fresh Context, so nothing a call does is visible to the next one. See docs/sandbox.md.
+ * the isolate's thread (a runaway loop never blocks the host event loop), and each caller's calls
+ * run in a hardened realm of their own whose intrinsics and global are frozen before any user
+ * code exists, so nothing a call does is visible to the next one. See docs/sandbox.md.
  */
 export class IsolatedVmSandbox implements Sandbox {
   private readonly pools = new Map<number, IsolatePool>();
   private readonly poolSize: number;
+  private readonly maxIsolates: number;
+  private readonly perCaller: number;
+  private readonly idleMs: number;
   private readonly graceMs: number;
   private disposed = false;
 
   constructor(options: IsolatedVmSandboxOptions = {}) {
     this.poolSize = Math.max(1, options.poolSize ?? Math.min(4, availableParallelism()));
+    this.maxIsolates = Math.max(this.poolSize, options.maxIsolates ?? 32);
+    this.perCaller = Math.min(this.maxIsolates, Math.max(1, options.perCaller ?? Math.max(this.poolSize, Math.floor(this.maxIsolates / 4))));
+    this.idleMs = Math.max(0, options.idleMs ?? 2000);
     this.graceMs = Math.max(0, options.graceMs ?? 50);
   }
 
@@ -54,6 +68,13 @@ export class IsolatedVmSandbox implements Sandbox {
     return envelope.r ?? null;
   }
 
+  /** isolates alive across the pools (for the pool's tests and the RSS measurements) */
+  get isolates(): number {
+    let n = 0;
+    for (const pool of this.pools.values()) n += pool.isolates;
+    return n;
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     for (const pool of this.pools.values()) pool.close();
@@ -63,11 +84,16 @@ export class IsolatedVmSandbox implements Sandbox {
   private async run(kind: Kind, code: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<Envelope> {
     if (this.disposed) throw new TroupeError('INTERNAL', 'the sandbox has been disposed');
     if (limits.signal?.aborted === true) throw cancelled();
-    const bindingsJson = serializeBindings(kind, bindings);
+    const names = Object.keys(bindings);
+    const refused = names.find((name) => RESERVED_NAMES.has(name));
+    if (refused !== undefined) throw new TroupeError(userErrorCode(kind), `binding name "${refused}" is not allowed (it would shadow a global)`);
+    const user = userCode(kind, code, names);
+    const valuesJson = serializeBindings(kind, names, bindings);
     const pool = this.pool(Math.max(MIN_MEMORY_MB, Math.ceil(limits.memoryMb)));
-    const slot = await pool.acquire(limits.signal);
+    const caller = callerKey(limits.caller);
+    const slot = await pool.acquire(caller, limits.signal);
     try {
-      const text = await this.execute(slot, kind, code, bindingsJson, limits);
+      const text = await this.execute(slot, caller, kind, user.source, valuesJson, limits);
       return unwrap(kind, text, JSON.parse(text) as Envelope, code, limits);
     } catch (err) {
       // dispose() stops running calls by disposing their isolates: say so rather than "memory"
@@ -79,36 +105,38 @@ export class IsolatedVmSandbox implements Sandbox {
   }
 
   /** One call on one slot, with every failure translated to a Troupe code. */
-  private async execute(slot: IsolateSlot, kind: Kind, code: string, bindingsJson: string, limits: SandboxLimits): Promise<string> {
+  private async execute(slot: IsolateSlot, caller: string | undefined, kind: Kind, source: string, valuesJson: string, limits: SandboxLimits): Promise<string> {
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
-    const { source, lineOffset } = cachedRunnerSource(kind, code);
-    let context: Context | undefined;
+    let realm: Realm | undefined;
+    let keep = false;
     try {
-      const script = await compile(slot, kind, { source, lineOffset, code }, limits);
-      context = await slot.takeContext();
+      realm = await slot.realm(caller);
+      const factory: Reference = await slot.factory(realm, source, CODE_FILENAME, -1);
       if (limits.signal?.aborted === true) throw cancelled();
-      // Not a synchronous set: that takes the isolate lock on the host thread, which measurably
-      // stalled the event loop between blocks. Not an awaited one either: isolated-vm runs an
-      // isolate's asynchronous calls in the order they were queued, so the run below sees the
-      // global, and the call costs one thread round trip instead of two (~176 µs instead of
-      // ~330 µs measured for set + run).
-      context.global.setIgnored(ARGS_GLOBAL, bindingsJson);
-      // queued the same way (a set awaited at context creation cost every call a round trip)
-      if (kind === 'function') context.global.setIgnored(SLEEP_GLOBAL, slot.sleepRef);
-      const run = script.run(context, { timeout: timeoutMs, promise: true, copy: true }) as unknown as Promise<string>;
-      // The next call's context is queued right behind this run: the isolate builds it as soon as
-      // the run ends, and the host pays the hand-off now, while it would wait anyway, not between
-      // this result and the next block.
-      slot.prewarm();
-      return await this.race(slot, kind, run, timeoutMs, limits);
+      const started = Date.now();
+      // One thread round trip per call: the realm's runner makes the call's console, timers and
+      // binding values, calls the user's function and serializes its outcome there. No
+      // isolated-vm `timeout`: it starts a watchdog per call, which measured 30-35 µs of a
+      // 65 µs call; the host timer in race() bounds the call instead, disposing the isolate
+      // (its other realms are rebuilt on demand), a cost paid only by calls that hit the limit.
+      const run = realm.call.apply(undefined, [factory.derefInto(), valuesJson], {
+        result: { promise: true, copy: true },
+      }) as unknown as Promise<string>;
+      // a call with no caller leaves its realm behind: the next one is made now, off the path
+      if (caller === undefined) slot.prewarm();
+      const text = await this.race(slot, kind, run, timeoutMs, limits);
+      // an answer that arrives past the limit (the host was too busy to notice in time) is late
+      if (Date.now() - started > timeoutMs + this.graceMs) throw limitError(kind, 'FUNCTION_TIMEOUT', limits);
+      keep = caller !== undefined;
+      return text;
     } catch (err) {
       throw translate(kind, err, slot, limits);
     } finally {
-      if (context !== undefined) releaseContext(context, slot);
+      // a realm whose call hit a limit or failed in the runner, or a single-use one, goes
+      if (realm !== undefined && !keep && slot.alive) slot.dropRealm(caller, realm);
     }
   }
-
-  /** The isolate's own timeout, raced with a host timer and the abort signal. */
+  /** The run raced with the host's timer for the limit and with the abort signal. */
   private async race(slot: IsolateSlot, kind: Kind, run: Promise<string>, timeoutMs: number, limits: SandboxLimits): Promise<string> {
     // The loser of the race must never surface as an unhandled rejection.
     run.catch(() => undefined);
@@ -119,8 +147,15 @@ export class IsolatedVmSandbox implements Sandbox {
       onAbort = () => reject(cancelled());
       limits.signal?.addEventListener('abort', onAbort, { once: true });
     });
+    // isolated-vm rejects a call whose promise was collected (nothing could ever settle it: a
+    // `new Promise(() => {})` awaited, then a collection): that is a promise that never settles,
+    // so it ends the way one does, at the time limit
+    const settles = run.catch((err: unknown) => {
+      if (err instanceof Error && /Promise was abandoned/.test(err.message)) return new Promise<never>(() => undefined);
+      throw err;
+    });
     try {
-      return await Promise.race([run, guard]);
+      return await Promise.race([settles, guard]);
     } catch (err) {
       // Only disposal can stop code the isolate is still running (or a promise that never settles).
       if (err instanceof TroupeError) slot.kill();
@@ -134,40 +169,33 @@ export class IsolatedVmSandbox implements Sandbox {
   private pool(memoryMb: number): IsolatePool {
     let pool = this.pools.get(memoryMb);
     if (pool === undefined) {
-      pool = new IsolatePool(memoryMb, this.poolSize);
+      pool = new IsolatePool(memoryMb, { size: this.poolSize, maxIsolates: this.maxIsolates, perCaller: this.perCaller, idleMs: this.idleMs });
       this.pools.set(memoryMb, pool);
     }
     return pool;
   }
 }
 
-async function compile(slot: IsolateSlot, kind: Kind, built: { source: string; lineOffset: number; code: string }, limits: SandboxLimits): Promise<Script> {
+function callerKey(caller: SandboxCaller | undefined): string | undefined {
+  if (caller === undefined) return undefined;
+  return caller.version === undefined ? caller.workflowId : `${caller.workflowId}@${caller.version}`;
+}
+
+/** The checked source; a syntax error is the user's, with their line. */
+function userCode(kind: Kind, code: string, names: readonly string[]): { source: string } {
   try {
-    return await slot.script(built.source, CODE_FILENAME, built.lineOffset);
+    return cachedUserSource(kind, code, names);
   } catch (err) {
-    if (!(err instanceof SyntaxError)) throw translate(kind, err, slot, limits);
-    // isolated-vm appends " [file:line:column]" to compile errors
-    const match = /\s*\[troupe-code\.js:(\d+):\d+\]$/.exec(err.message);
-    const message = match === null ? err.message : err.message.slice(0, match.index);
-    const line = userLine(match === null ? undefined : Number(match[1]), built.code);
-    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${message}`, line === undefined ? {} : { details: { line } });
+    if (!(err instanceof UserSyntaxError)) throw err;
+    const line = err.line;
+    throw new TroupeError(userErrorCode(kind), `SyntaxError: ${err.message}`, line === undefined ? {} : { details: { line } });
   }
 }
 
-function releaseContext(context: Context, slot: IsolateSlot): void {
-  if (!slot.alive) return;
+function serializeBindings(kind: Kind, names: readonly string[], bindings: Record<string, unknown>): string {
+  const values = names.map((name) => (bindings[name] === undefined ? null : bindings[name]));
   try {
-    context.release();
-  } catch {
-    // the isolate went away under us; nothing left to free
-  }
-}
-
-function serializeBindings(kind: Kind, bindings: Record<string, unknown>): string {
-  const plain: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(bindings)) plain[name] = value === undefined ? null : value;
-  try {
-    return JSON.stringify(plain);
+    return JSON.stringify(values);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new TroupeError(userErrorCode(kind), `a bound value is not JSON-serializable: ${reason}`);
@@ -192,18 +220,6 @@ function unwrap(kind: Kind, json: string, envelope: Envelope, code: string, limi
   // the message is what the code threw, so `<block.error.message>` reads as the author wrote it;
   // the line travels beside it (`error.line`)
   throw new TroupeError(userErrorCode(kind), text, Object.keys(details).length > 0 ? { details } : {});
-}
-
-/**
- * The line only when it is one of the user's: V8 sometimes places an error thrown by a one-line
- * expression at the runner's call site (seen: "line 44" for `undefinedVar.x`), which is no line
- * of theirs and would send them looking in the wrong place.
- */
-function userLine(line: number | undefined, code: string): number | undefined {
-  if (line === undefined) return undefined;
-  // V8 counts these as line terminators too
-  const lines = code.split(/\r\n|[\n\r\u2028\u2029]/).length;
-  return line <= lines ? line : undefined;
 }
 
 function userErrorCode(kind: Kind): ErrorCode {

@@ -1,229 +1,178 @@
-import ivm from 'isolated-vm';
 import { TroupeError } from '../errors.js';
+import { IsolateSlot } from './slot.js';
 
-export const SLEEP_GLOBAL = '__troupeSleep';
+export { IsolateSlot } from './slot.js';
 
-/** Longest wait a timer may ask for (setTimeout's own limit). */
-const MAX_SLEEP_MS = 2 ** 31 - 1;
-/**
- * Isolates one pool may hold when calls sleep: past its size, a pool adds an isolate only while
- * fewer than `size` of its calls are computing (the others wait on timers), up to this.
- */
-const MAX_ISOLATES = 32;
-
-/** Compiled runner scripts kept per isolate: a block's code is compiled once, not per call. */
-const SCRIPT_CACHE_SIZE = 256;
-
-/**
- * One isolate, used by one call at a time. isolated-vm runs an isolate on one thread, so
- * concurrent calls on it would only queue inside the native layer; queueing them here instead
- * bounds what a disposal (timeout, abort, memory blow-up) can take down to the running call.
- */
-export class IsolateSlot {
-  private isolate: ivm.Isolate | undefined;
-  /** a context created ahead of time, off the critical path of the next call */
-  private spare: Promise<ivm.Context> | undefined;
-  private readonly scripts = new Map<string, ivm.Script>();
-  /** the running call's pending timers */
-  private readonly timers = new Set<NodeJS.Timeout>();
-  /**
-   * The host's timer, handed to each function call's context as SLEEP_GLOBAL (the runner turns
-   * it into setTimeout and removes it): the only host capability user code gets, and it can only
-   * wait. Its timers are unref'd (a run's end does not wait for them) and cleared with the call.
-   */
-  readonly sleepRef = new ivm.Reference((ms: unknown) => this.sleep(ms));
-  /** told when the running call starts waiting on a timer (the pool may then add an isolate) */
-  onSleep: (() => void) | undefined;
-
-  constructor(private readonly memoryMb: number) {}
-
-  /** The running call waits on a timer: its isolate's thread is free. */
-  get asleep(): boolean {
-    return this.timers.size > 0;
-  }
-
-  /** The call is over: timers it left pending never fire. */
-  endCall(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-  }
-
-  private sleep(ms: unknown): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        resolve();
-      }, Math.min(Math.max(0, Number(ms) || 0), MAX_SLEEP_MS));
-      timer.unref();
-      this.timers.add(timer);
-      this.onSleep?.();
-    });
-  }
-
-  /** The compiled script for this source, from the cache when the same code ran before. */
-  async script(source: string, filename: string, lineOffset: number): Promise<ivm.Script> {
-    const cached = this.scripts.get(source);
-    if (cached !== undefined) {
-      // refresh its place: the map's order is the eviction order
-      this.scripts.delete(source);
-      this.scripts.set(source, cached);
-      return cached;
-    }
-    const isolate = this.live();
-    const script = await isolate.compileScript(source, { filename, lineOffset });
-    if (isolate !== this.isolate) return script;
-    this.scripts.set(source, script);
-    if (this.scripts.size > SCRIPT_CACHE_SIZE) this.evictOldest();
-    return script;
-  }
-
-  get alive(): boolean {
-    return this.isolate !== undefined && !this.isolate.isDisposed;
-  }
-
-  /** A fresh Context: every call gets its own globals and builtins. */
-  async takeContext(): Promise<ivm.Context> {
-    const spare = this.spare;
-    this.spare = undefined;
-    if (spare !== undefined) {
-      try {
-        return await spare;
-      } catch {
-        // the isolate died while the spare was being made; fall through to a new isolate
-      }
-    }
-    return this.newContext();
-  }
-
-  /** Starts building the next call's context while the host does other work. */
-  prewarm(): void {
-    if (!this.alive || this.spare !== undefined) return;
-    const spare = this.newContext();
-    spare.catch(() => undefined);
-    this.spare = spare;
-  }
-
-  private newContext(): Promise<ivm.Context> {
-    return this.live().createContext();
-  }
-
-  /** Throws the isolate away (a runaway call, or dispose); the next call gets a new one. */
-  kill(): void {
-    const isolate = this.isolate;
-    this.isolate = undefined;
-    this.spare = undefined;
-    this.scripts.clear();
-    if (isolate !== undefined && !isolate.isDisposed) {
-      try {
-        isolate.dispose();
-      } catch {
-        // already disposed by isolated-vm itself (memory limit)
-      }
-    }
-  }
-
-  private live(): ivm.Isolate {
-    if (this.isolate === undefined || this.isolate.isDisposed) {
-      this.spare = undefined;
-      this.scripts.clear();
-      this.isolate = new ivm.Isolate({ memoryLimit: this.memoryMb });
-    }
-    return this.isolate;
-  }
-
-  private evictOldest(): void {
-    const oldest = this.scripts.keys().next();
-    if (oldest.done === true) return;
-    const script = this.scripts.get(oldest.value);
-    this.scripts.delete(oldest.value);
-    try {
-      script?.release();
-    } catch {
-      // released with its isolate already
-    }
-  }
+export interface PoolOptions {
+  /** isolates kept; calls compute on at most this many at once */
+  size: number;
+  /** isolates the pool may hold when calls sleep on timers */
+  maxIsolates: number;
+  /** isolates one caller may hold at once (the rest of its calls wait in its own queue) */
+  perCaller: number;
+  /** how long an isolate beyond `size` may stay idle before it is disposed */
+  idleMs: number;
 }
 
 interface Waiter {
+  key: string;
   resolve(slot: IsolateSlot): void;
   reject(err: unknown): void;
 }
 
+/** the queue key of calls that name no caller */
+const ANONYMOUS = '';
+
 /**
- * A few isolates for one memory limit, created lazily, handed out one call at a time. A call
- * that waits on a timer keeps its isolate (its context lives there), so waiting calls would
- * hold every slot and queue the rest, however idle the threads: past its size the pool adds
- * isolates while fewer than `size` calls compute, so ready blocks run concurrently (SPEC §2).
+ * A few isolates for one memory limit, created lazily, handed out one call at a time, fairly
+ * between callers (workflows):
+ * - each caller waits in a queue of its own; a free isolate goes to the waiting caller that holds
+ *   the fewest, so a workflow with a thousand calls queued delays another's next call by at most
+ *   one call, never by its whole queue;
+ * - a caller holds at most `perCaller` isolates at once, so sleeping calls of one workflow cannot
+ *   take every isolate the pool may add;
+ * - past `size`, an isolate is added only while fewer than `size` calls compute (the others wait
+ *   on timers, checked on the isolate's CPU time), so CPU-bound work stays bounded by `size`
+ *   whatever timers are pending, and ready blocks that sleep still run side by side (SPEC §2);
+ * - isolates beyond `size` are disposed once idle for `idleMs`, so their memory comes back.
  */
 export class IsolatePool {
   private readonly idle: IsolateSlot[] = [];
-  private readonly waiters: Waiter[] = [];
-  private created = 0;
-  private closed = false;
-  private readonly slots: IsolateSlot[] = [];
+  private readonly queues = new Map<string, Waiter[]>();
+  private readonly slots = new Set<IsolateSlot>();
   private readonly busy = new Set<IsolateSlot>();
+  private readonly held = new Map<string, number>();
+  private closed = false;
+  private trim: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly memoryMb: number,
-    private readonly size: number,
+    private readonly options: PoolOptions,
   ) {}
 
-  acquire(signal?: AbortSignal): Promise<IsolateSlot> {
+  /** isolates alive now (busy or idle) */
+  get isolates(): number {
+    return this.slots.size;
+  }
+
+  acquire(caller: string | undefined, signal?: AbortSignal): Promise<IsolateSlot> {
     if (this.closed) return Promise.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
-    const slot = this.idle.pop() ?? this.create();
-    if (slot !== undefined) {
-      this.busy.add(slot);
-      return Promise.resolve(slot);
+    const key = caller ?? ANONYMOUS;
+    if (!this.queues.has(key) && this.heldBy(key) < this.options.perCaller) {
+      const slot = this.takeIdle(key) ?? this.create(key);
+      if (slot !== undefined) return Promise.resolve(this.hand(slot, key));
     }
     return new Promise<IsolateSlot>((resolve, reject) => {
       const onAbort = (): void => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
+        const queue = this.queues.get(key);
+        const index = queue?.indexOf(waiter) ?? -1;
+        if (queue !== undefined && index >= 0) queue.splice(index, 1);
+        if (queue?.length === 0) this.queues.delete(key);
         reject(cancelled());
       };
       const waiter: Waiter = {
+        key,
         resolve: (s) => {
           signal?.removeEventListener('abort', onAbort);
           resolve(s);
         },
         reject,
       };
-      this.waiters.push(waiter);
+      const queue = this.queues.get(key);
+      if (queue === undefined) this.queues.set(key, [waiter]);
+      else queue.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   release(slot: IsolateSlot): void {
+    const key = slot.owner ?? ANONYMOUS;
     slot.endCall();
     this.busy.delete(slot);
+    this.held.set(key, this.heldBy(key) - 1);
+    if (this.heldBy(key) <= 0) this.held.delete(key);
     if (this.closed) {
       slot.kill();
       return;
     }
-    const waiter = this.waiters.shift();
-    if (waiter !== undefined) {
-      this.busy.add(slot);
-      waiter.resolve(slot);
+    const next = this.nextKey();
+    if (next !== undefined) {
+      this.dequeue(next)?.resolve(this.hand(slot, next));
       return;
     }
-    slot.prewarm();
     this.idle.push(slot);
+    this.scheduleTrim();
+    // a freed quota may let another caller's queue start on a new isolate
+    this.serveWaiters();
   }
 
   close(): void {
     this.closed = true;
-    for (const waiter of this.waiters.splice(0)) waiter.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
+    clearTimeout(this.trim);
+    for (const queue of this.queues.values()) {
+      for (const waiter of queue) waiter.reject(new TroupeError('INTERNAL', 'the sandbox has been disposed'));
+    }
+    this.queues.clear();
     for (const slot of this.slots) slot.kill();
     this.idle.length = 0;
   }
 
-  private create(): IsolateSlot | undefined {
-    if (this.created >= MAX_ISOLATES) return undefined;
-    if (this.created >= this.size && this.computing() >= this.size) return undefined;
-    this.created += 1;
+  private hand(slot: IsolateSlot, key: string): IsolateSlot {
+    this.busy.add(slot);
+    slot.owner = key;
+    this.held.set(key, this.heldBy(key) + 1);
+    return slot;
+  }
+
+  private heldBy(key: string): number {
+    return this.held.get(key) ?? 0;
+  }
+
+  /** an idle isolate, one that already holds this caller's realm when there is one */
+  private takeIdle(key: string): IsolateSlot | undefined {
+    const index = this.idle.findIndex((slot) => slot.hasRealm(key));
+    if (index >= 0) return this.idle.splice(index, 1)[0];
+    return this.idle.pop();
+  }
+
+  /** The waiting caller holding the fewest isolates (under its quota), first come among equals. */
+  private nextKey(): string | undefined {
+    let best: string | undefined;
+    for (const key of this.queues.keys()) {
+      const held = this.heldBy(key);
+      if (held >= this.options.perCaller) continue;
+      if (best === undefined || held < this.heldBy(best)) best = key;
+    }
+    return best;
+  }
+
+  /** the caller's first waiter; the caller goes to the back of the order (Map keys keep insertion order) */
+  private dequeue(key: string): Waiter | undefined {
+    const queue = this.queues.get(key);
+    if (queue === undefined) return undefined;
+    const waiter = queue.shift();
+    this.queues.delete(key);
+    if (queue.length > 0) this.queues.set(key, queue);
+    return waiter;
+  }
+
+  /**
+   * Past `size` an isolate is added only while fewer than `size` calls compute, or, for a caller
+   * that holds none, while fewer than `size + 1` do: a workflow whose calls compute on every
+   * isolate must not make another wait for one of them to end (up to its time limit).
+   */
+  private canCreate(key: string): boolean {
+    if (this.slots.size >= this.options.maxIsolates) return false;
+    if (this.slots.size < this.options.size) return true;
+    const computing = this.computing();
+    return computing < this.options.size || (this.heldBy(key) === 0 && computing < this.options.size + 1);
+  }
+
+  private create(key: string): IsolateSlot | undefined {
+    if (!this.canCreate(key)) return undefined;
     const slot = new IsolateSlot(this.memoryMb);
     slot.onSleep = () => this.serveWaiters();
-    this.slots.push(slot);
+    this.slots.add(slot);
     return slot;
   }
 
@@ -233,14 +182,30 @@ export class IsolatePool {
     return n;
   }
 
-  /** A call went to sleep: a queued call may now get an isolate of its own. */
+  /** A call went to sleep or a quota freed: queued calls may now get an isolate. */
   private serveWaiters(): void {
-    while (this.waiters.length > 0 && !this.closed) {
-      const slot = this.create();
+    while (!this.closed) {
+      const key = this.nextKey();
+      if (key === undefined) return;
+      const slot = this.takeIdle(key) ?? this.create(key);
       if (slot === undefined) return;
-      this.busy.add(slot);
-      this.waiters.shift()?.resolve(slot);
+      this.dequeue(key)?.resolve(this.hand(slot, key));
     }
+  }
+
+  /** Disposes isolates beyond `size` that stayed idle for `idleMs`. */
+  private scheduleTrim(): void {
+    if (this.trim !== undefined || this.slots.size <= this.options.size) return;
+    this.trim = setTimeout(() => {
+      this.trim = undefined;
+      while (this.slots.size > this.options.size && this.idle.length > 0) {
+        const slot = this.idle.shift()!;
+        this.slots.delete(slot);
+        slot.kill();
+      }
+      this.scheduleTrim();
+    }, this.options.idleMs);
+    this.trim.unref();
   }
 }
 

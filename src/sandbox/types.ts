@@ -3,6 +3,18 @@ export interface SandboxLimits {
   timeoutMs: number;
   memoryMb: number;
   signal?: AbortSignal;
+  /**
+   * Who calls: calls of one caller share a hardened realm (compiled code, never state), calls of
+   * different callers never do, and the pool shares its isolates fairly between callers. Without
+   * it a call gets a realm of its own, used once.
+   */
+  caller?: SandboxCaller;
+}
+
+/** a workflow version (its code is what a realm compiles) */
+export interface SandboxCaller {
+  workflowId: string;
+  version?: number;
 }
 
 export interface FunctionResult {
@@ -13,7 +25,7 @@ export interface FunctionResult {
 export interface Sandbox {
   /**
    * Runs a JavaScript function body (may `await` and `return`). `bindings` are exposed to the
-   * code as read-only globals by name (values are copied in as JSON-compatible data).
+   * code as read-only variables by name (values are copied in as JSON-compatible data).
    * Throws TroupeError FUNCTION_ERROR | FUNCTION_TIMEOUT | FUNCTION_MEMORY | CANCELLED.
    */
   runFunction(code: string, bindings: Record<string, unknown>, limits: SandboxLimits): Promise<FunctionResult>;

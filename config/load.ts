@@ -29,6 +29,10 @@ export interface Config {
   /** reverse proxies in front (X-Forwarded-For/-Proto hops to trust); 0: none */
   trustProxy: number;
   busPrefix: string;
+  /** serve the web console (SPEC §8) and its sign-in */
+  console: boolean;
+  /** how long a console session lasts after sign-in */
+  consoleSessionHours: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -80,6 +84,8 @@ function toConfig(e: Env): Config {
     smtpFrom: e.TROUPE_SMTP_FROM,
     trustProxy: e.TROUPE_TRUST_PROXY,
     busPrefix: e.TROUPE_BUS_PREFIX,
+    console: e.TROUPE_CONSOLE,
+    consoleSessionHours: e.TROUPE_CONSOLE_SESSION_HOURS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

@@ -79,6 +79,9 @@ export const envSchema = z.object({
   TROUPE_SMTP_FROM: z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
   TROUPE_TRUST_PROXY: int(0, 10).default(0),
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
+  TROUPE_CONSOLE: bool.default(true),
+  // a console session longer than a month is a forgotten one
+  TROUPE_CONSOLE_SESSION_HOURS: int(1, 720).default(DEFAULTS.consoleSessionHours),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

@@ -16,6 +16,7 @@ const SPEC_ROUTES = [
   'post /webhooks/{path}', 'get /api/workflows/{id}/schedules',
   'put /api/workflows/{id}/chat', 'get /api/workflows/{id}/chat', 'delete /api/workflows/{id}/chat',
   'get /chat/{sub}/', 'get /api/chat/{sub}', 'post /api/chat/{sub}/auth', 'delete /api/chat/{sub}/auth', 'post /api/chat/{sub}/messages',
+  'post /api/console/session', 'get /api/console/session', 'delete /api/console/session',
 ];
 
 describe('http: service routes', () => {

@@ -1,0 +1,36 @@
+/** One block of a run (SPEC §8): per iteration its state, attempts, time, error, resolved input and output. */
+import { JsonView } from '../../editor/JsonView';
+import { formatMs, formatTime } from '../../hooks';
+import { look } from '../../graph/status';
+import type { BlockLog } from '../../types';
+
+function Entry({ l }: { l: BlockLog }): React.JSX.Element {
+  const it = l.iteration === undefined || l.iteration === null ? undefined : JSON.stringify(l.iteration);
+  return (
+    <article className="log-entry" data-block-id={l.blockId}>
+      <p>
+        <span className="pill" style={{ background: look(l.status).color }}>{look(l.status).icon} {l.status}</span>
+        {it !== undefined && <> iteration <code>{it}</code></>} · attempts {l.attempts ?? 1} · {formatMs(l.durationMs)} · started {formatTime(l.startedAt)}
+        {l.errorHandled ? ' · error handled by its error path' : ''}
+      </p>
+      {l.error && <p className="error">{l.error.code}: {l.error.message}</p>}
+      <h4>Input (resolved)</h4>
+      <JsonView value={l.input ?? null} label={`${l.blockId} input`} />
+      <h4>Output</h4>
+      <JsonView value={l.output ?? null} label={`${l.blockId} output`} />
+    </article>
+  );
+}
+
+export function Inspector({ blockId, logs, onRerunFrom, canRerun }: {
+  blockId: string; logs: BlockLog[]; onRerunFrom: (blockId: string) => void; canRerun: boolean;
+}): React.JSX.Element {
+  const mine = logs.filter((l) => l.blockId === blockId);
+  return (
+    <aside className="inspector" aria-label={`Block ${blockId}`} id="inspector">
+      <h3>{mine[0]?.blockName ?? blockId} <small>{mine[0]?.blockType ?? ''}</small></h3>
+      {canRerun && <button type="button" id="rerun-from" onClick={() => onRerunFrom(blockId)}>Rerun from this block</button>}
+      {mine.length === 0 ? <p className="empty">This block did not run.</p> : mine.map((l, i) => <Entry key={i} l={l} />)}
+    </aside>
+  );
+}

@@ -42,7 +42,11 @@ export function JsonEditor({ value, onChange, issues, label }: JsonEditorProps):
   }, []);
   useEffect(() => {
     const v = view.current;
-    if (v !== undefined) v.dispatch(setDiagnostics(v.state, issueDiagnostics(v, issues)));
+    if (v === undefined) return;
+    const found = issueDiagnostics(v, issues);
+    v.dispatch(setDiagnostics(v.state, found));
+    // the first issue is brought into view, so a person sees where to look
+    if (found[0] !== undefined) v.dispatch({ selection: { anchor: found[0].from }, effects: EditorView.scrollIntoView(found[0].from, { y: 'center' }) });
   }, [issues]);
   return <div className="json-editor" ref={host} />;
 }

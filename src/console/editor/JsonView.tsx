@@ -1,6 +1,6 @@
 /**
  * Read-only JSON (an execution's input, output, error): highlighted, with everything below the
- * first level folded so a large payload reads at a glance; the fold markers open the rest.
+ * second level folded so a large payload reads at a glance; the fold markers open the rest.
  */
 import { json } from '@codemirror/lang-json';
 import { foldEffect, foldable, syntaxTree } from '@codemirror/language';
@@ -15,7 +15,7 @@ function foldDeep(view: EditorView): void {
       if (node.name !== 'Object' && node.name !== 'Array') return;
       let depth = 0;
       for (let p = node.node.parent; p !== null; p = p.parent) if (p.name === 'Object' || p.name === 'Array') depth++;
-      if (depth < 1) return;
+      if (depth < 2) return;
       const line = view.state.doc.lineAt(node.from);
       const range = foldable(view.state, line.from, line.to);
       if (range !== null) effects.push(foldEffect.of(range));

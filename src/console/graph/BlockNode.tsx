@@ -43,7 +43,7 @@ function Body({ data, container }: { data: BlockData; container: boolean }): Rea
       <div className="block-head">
         <Badge data={data} />
         <span className="block-name">{block.name}</span>
-        {block.enabled === false && <span className="block-disabled" aria-label="disabled">⏻ disabled</span>}
+        {block.enabled === false && <span className="block-disabled" aria-label="disabled">∅ disabled</span>}
       </div>
       <div className="block-type">{block.type}{block.id !== block.name ? ` · ${block.id}` : ''}</div>
       {data.issues.length > 0 && <div className="block-issue" role="note">! {data.issues[0]}{data.issues.length > 1 ? ` (+${data.issues.length - 1})` : ''}</div>}

@@ -3,9 +3,9 @@
  * their children, connections labelled by handle, each block's state and issues drawn on it.
  * Blocks are buttons for the keyboard too (Tab to one, Enter to select).
  */
-import { Background, Controls, MarkerType, ReactFlow, type Edge } from '@xyflow/react';
+import { Background, Controls, MarkerType, ReactFlow, useReactFlow, type Edge } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Block, Connection } from '../types';
 import { BlockNode, ContainerNode, type BlockNodeType } from './BlockNode';
 import { layout, type Placed } from './layout';
@@ -47,8 +47,21 @@ function toEdges(connections: Connection[], blocks: Block[]): Edge[] {
     }));
 }
 
+/** Fits the graph again when its box changes size (an inspector opening beside it). */
+function FitOnResize({ box }: { box: React.RefObject<HTMLDivElement | null> }): null {
+  const flow = useReactFlow();
+  useEffect(() => {
+    if (box.current === null) return undefined;
+    const watcher = new ResizeObserver(() => void flow.fitView());
+    watcher.observe(box.current);
+    return () => watcher.disconnect();
+  }, [box, flow]);
+  return null;
+}
+
 export function Graph(p: GraphProps): React.JSX.Element {
   const [placed, setPlaced] = useState<Placed[] | undefined>();
+  const box = useRef<HTMLDivElement>(null);
   const [problem, setProblem] = useState<string | undefined>();
   const shape = JSON.stringify([p.blocks.map((b) => [b.id, b.parent, b.type]), p.connections]);
   useEffect(() => {
@@ -66,7 +79,7 @@ export function Graph(p: GraphProps): React.JSX.Element {
   if (problem !== undefined) return <p className="error">{problem}</p>;
   return (
     <div className="graph-wrap">
-      <div className="graph" data-testid="graph">
+      <div className="graph" data-testid="graph" ref={box}>
         {placed && (
           <ReactFlow
             nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView minZoom={0.2} nodesConnectable={false}
@@ -74,6 +87,7 @@ export function Graph(p: GraphProps): React.JSX.Element {
             onSelectionChange={({ nodes: chosen }) => chosen[0] && p.onSelect?.(chosen[0].id)}
           >
             <Background />
+            <FitOnResize box={box} />
             <Controls showInteractive={false} />
           </ReactFlow>
         )}

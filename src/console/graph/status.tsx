@@ -4,7 +4,7 @@ import type { BlockStatus } from '../types';
 export const STATUS_LOOK: Record<BlockStatus, { color: string; icon: string; label: string }> = {
   pending: { color: '#94a3b8', icon: '○', label: 'not run yet' },
   running: { color: '#2563eb', icon: '▶', label: 'running' },
-  waiting: { color: '#d97706', icon: '⏸', label: 'waiting' },
+  waiting: { color: '#d97706', icon: '‖', label: 'waiting' },
   completed: { color: '#16a34a', icon: '✓', label: 'completed' },
   failed: { color: '#dc2626', icon: '✕', label: 'failed' },
   skipped: { color: '#a8a29e', icon: '↷', label: 'skipped' },
@@ -24,7 +24,7 @@ export function Legend(): React.JSX.Element {
         </li>
       ))}
       <li><span className="legend-dot issue" aria-hidden="true">!</span> has an issue</li>
-      <li><span className="legend-dot disabled" aria-hidden="true">⏻</span> disabled</li>
+      <li><span className="legend-dot disabled" aria-hidden="true">∅</span> disabled</li>
     </ul>
   );
 }

@@ -9,7 +9,7 @@ import type { BlockLog } from '../../types';
 
 const ROW = 22;
 const LABEL_W = 190;
-const WIDTH = 900;
+const WIDTH = 1200;
 
 function ticks(span: number): number[] {
   const steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000, 300_000, 600_000, 3_600_000];

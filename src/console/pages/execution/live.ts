@@ -20,6 +20,18 @@ function merge(logs: BlockLog[], entry: BlockLog): BlockLog[] {
   return next;
 }
 
+/** The state an event means (block.started: running), whatever the log it carries says yet. */
+function fromEvent(event: string, log: BlockLog): BlockLog {
+  const kind = event.slice('block.'.length);
+  const status = kind === 'started' ? 'running' : kind;
+  if (!STATES.has(status)) return log;
+  // block.started carries no start time: the moment it arrives stands in until the block ends
+  const startedAt = log.startedAt ?? (kind === 'started' ? new Date().toISOString() : undefined);
+  return { ...log, status: status as BlockLog['status'], ...(startedAt ? { startedAt } : {}) };
+}
+
+const STATES = new Set(['running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled']);
+
 export interface Live {
   execution: Execution | undefined;
   logs: BlockLog[];
@@ -44,7 +56,7 @@ export function useLiveExecution(id: string): Live {
     read().then((e) => {
       if (ENDED.has(e.status)) return undefined;
       return followEvents(id, (ev) => {
-        if (ev.event.startsWith('block.') && ev.data !== null && typeof ev.data === 'object') setLogs((l) => merge(l, ev.data as BlockLog));
+        if (ev.event.startsWith('block.') && ev.data !== null && typeof ev.data === 'object') setLogs((l) => merge(l, fromEvent(ev.event, ev.data as BlockLog)));
         if (ev.event.startsWith('execution.')) setExecution((x) => (x ? { ...x, status: ev.event.slice(10) as Execution['status'] } : x));
       }, stop.signal).then(() => read());
     }).catch((err: unknown) => {

@@ -93,3 +93,16 @@ export interface VersionInfo {
   createdAt: string;
   deployed: boolean;
 }
+
+/**
+ * A stored version as a workflow document: SPEC §4.1 says "one version's definition"; taken
+ * whether the server sends the definition itself or wraps it as `{ version, definition }`.
+ */
+export function asWorkflow(body: unknown): Workflow {
+  const b = (body ?? {}) as Partial<Workflow> & { definition?: unknown };
+  if (b.definition !== null && typeof b.definition === 'object' && !Array.isArray(b.definition)) {
+    const d = b.definition as Workflow;
+    return { ...d, id: d.id ?? b.id, version: b.version ?? d.version };
+  }
+  return b as Workflow;
+}

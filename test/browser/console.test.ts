@@ -108,7 +108,7 @@ describe('browser: the console', function () {
     await page.click('#save');
     await node(page, 'reply').and(page.locator('.has-issue')).waitFor();
     expect(await page.locator('#save-status').textContent()).to.contain('issue');
-    expect(await page.locator('.json-editor .cm-lintRange-error').count()).to.be.greaterThan(0);
+    await page.locator('.json-editor .cm-lintRange-error').first().waitFor();
     expect(await page.locator('.issues').textContent()).to.contain('/blocks/6');
     await rig.shot('04-definition-issue');
 
@@ -154,15 +154,31 @@ describe('browser: the console', function () {
     expect(await page.locator('.timeline .bar[data-block-id="tick"]').count(), 'one bar per iteration').to.equal(2);
   });
 
-  it("opens the execution and shows a block's input and output, the secret as ***", async () => {
+  it('lists executions across workflows, filtered, with new ones appearing live', async () => {
     await page.goto(`${rig.base}/console/#/executions`);
-    await page.locator(`a.execution-link`, { hasText: firstExecution }).click();
-    await node(page, 'reply').click();
+    await page.locator('a.execution-link', { hasText: firstExecution }).waitFor();
+    const before = await page.locator('a.execution-link').count();
+    const run = await rig.h.http.post('/api/workflows/greeter/run').set(auth).send({ input: { city: 'Lima' } }).expect(200);
+    const fresh = run.headers['x-execution-id'] as string;
+    await page.locator('a.execution-link', { hasText: fresh }).waitFor();
+    expect(await page.locator('a.execution-link').count()).to.equal(before + 1);
+    await rig.shot('08-executions');
+    await page.selectOption('#filter-status', 'failed');
+    await page.locator('.empty', { hasText: 'No execution matches' }).waitFor();
+    await page.selectOption('#filter-status', '');
+    await page.locator('a.execution-link', { hasText: fresh }).waitFor();
+  });
+
+  it("opens the execution and shows a block's input and output, the secret as *** (a block chosen with the keyboard)", async () => {
+    await page.locator('a.execution-link', { hasText: firstExecution }).click();
+    await node(page, 'reply').waitFor();
+    await page.focus('.react-flow__node[data-id="reply"]');
+    await page.keyboard.press('Enter');
     await page.locator('#inspector .json-view').first().waitFor();
     const shown = await page.locator('#inspector .json-view').evaluateAll((els) => els.map((e) => e.getAttribute('data-json') ?? ''));
     expect(shown.join('\n')).to.contain('Bearer ***').and.to.contain('Oslo').and.not.contain(SECRET);
     expect(await page.locator('#inspector').textContent()).to.not.contain(SECRET);
-    await rig.shot('08-execution-inspector');
+    await rig.shot('09-execution-inspector');
   });
 
   it('reruns from a block: the blocks before it are not run again', async () => {
@@ -174,7 +190,7 @@ describe('browser: the console', function () {
     expect(probe.runs['Nap']).to.equal(1);
     expect(probe.runs['Prep'], 'Prep is not run again').to.equal(undefined);
     expect(probe.runs['Tick'], 'the loop is not run again').to.equal(undefined);
-    await rig.shot('09-rerun-from-block');
+    await rig.shot('10-rerun-from-block');
   });
 
   it('rolls back to version 1', async () => {
@@ -186,7 +202,7 @@ describe('browser: the console', function () {
     expect(await page.locator('tr[data-version="2"] .pill').count()).to.equal(0);
     const run = await rig.h.http.post('/api/workflows/greeter/execute').set('X-API-Key', await page.locator('#new-key').textContent() ?? '').send({ city: 'Rome' });
     expect(run.status).to.equal(200);
-    await rig.shot('10-rollback');
+    await rig.shot('11-rollback');
   });
 
   it('signs out: the session ends on the server', async () => {
@@ -196,6 +212,6 @@ describe('browser: the console', function () {
     expect(status).to.equal(401);
     await page.reload();
     await page.locator('#token').waitFor();
-    await rig.shot('11-signed-out');
+    await rig.shot('12-signed-out');
   });
 });

@@ -3,7 +3,7 @@
  * checks; the service's validation issues are shown at their place (underline and gutter mark).
  */
 import { json, jsonParseLinter } from '@codemirror/lang-json';
-import { linter, lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
+import { forceLinting, linter, lintGutter, type Diagnostic } from '@codemirror/lint';
 import { EditorView, basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'react';
 import type { ApiIssue } from '../api';
@@ -25,13 +25,16 @@ export function JsonEditor({ value, onChange, issues, label }: JsonEditorProps):
   const view = useRef<EditorView | undefined>(undefined);
   const changed = useRef(onChange);
   changed.current = onChange;
+  // one linter shows both: JSON syntax errors and the service's issues (found again in the text as it changes)
+  const shown = useRef(issues);
   useEffect(() => {
     if (host.current === null) return undefined;
     const v = new EditorView({
       doc: value,
       parent: host.current,
       extensions: [
-        basicSetup, json(), lintGutter(), linter(jsonParseLinter(), { delay: 400 }),
+        basicSetup, json(), lintGutter(),
+        linter((v) => [...jsonParseLinter()(v), ...issueDiagnostics(v, shown.current)], { delay: 300 }),
         EditorView.contentAttributes.of({ 'aria-label': label }),
         EditorView.updateListener.of((u) => u.docChanged && changed.current(u.state.doc.toString())),
       ],
@@ -43,8 +46,9 @@ export function JsonEditor({ value, onChange, issues, label }: JsonEditorProps):
   useEffect(() => {
     const v = view.current;
     if (v === undefined) return;
+    shown.current = issues;
+    forceLinting(v);
     const found = issueDiagnostics(v, issues);
-    v.dispatch(setDiagnostics(v.state, found));
     // the first issue is brought into view, so a person sees where to look
     if (found[0] !== undefined) v.dispatch({ selection: { anchor: found[0].from }, effects: EditorView.scrollIntoView(found[0].from, { y: 'center' }) });
   }, [issues]);

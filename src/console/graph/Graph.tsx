@@ -84,7 +84,7 @@ export function Graph(p: GraphProps): React.JSX.Element {
           <ReactFlow
             nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView minZoom={0.2} nodesConnectable={false}
             onNodeClick={(_e, n) => p.onSelect?.(n.id)} proOptions={{ hideAttribution: true }}
-            onSelectionChange={({ nodes: chosen }) => chosen[0] && p.onSelect?.(chosen[0].id)}
+            onNodesChange={(changes) => changes.forEach((c) => c.type === 'select' && c.selected && p.onSelect?.(c.id))}
           >
             <Background />
             <FitOnResize box={box} />

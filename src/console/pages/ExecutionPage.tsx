@@ -8,7 +8,7 @@ import { Graph } from '../graph/Graph';
 import { formatMs, formatTime, useLoad } from '../hooks';
 import { look } from '../graph/status';
 import { href, navigate } from '../router';
-import type { Execution, Workflow } from '../types';
+import { asWorkflow, type Execution, type Workflow } from '../types';
 import { Inspector } from './execution/Inspector';
 import { blockStates, useLiveExecution } from './execution/live';
 import { Timeline } from './execution/Timeline';
@@ -18,7 +18,7 @@ const RUNNING = new Set(['queued', 'running', 'waiting']);
 /** The definition the run used: its version when the server keeps versions, else the current one. */
 async function definitionOf(e: Execution): Promise<Workflow> {
   try {
-    return await api<Workflow>('GET', `/api/workflows/${enc(e.workflowId)}/versions/${e.version}`);
+    return asWorkflow(await api<unknown>('GET', `/api/workflows/${enc(e.workflowId)}/versions/${e.version}`));
   } catch (err) {
     if (err instanceof ApiError && err.missingRoute) return api<Workflow>('GET', `/api/workflows/${enc(e.workflowId)}`);
     throw err;

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { ApiError, api, enc, explain } from '../../api';
 import { Compare } from '../../editor/Compare';
 import { formatTime, useLoad } from '../../hooks';
-import type { Page, VersionInfo, Workflow } from '../../types';
+import { asWorkflow, type Page, type VersionInfo, type Workflow } from '../../types';
 import { editable } from './EditTab';
 
 export interface Deployed {
@@ -24,7 +24,7 @@ function CompareRow({ id, versions, onCompare }: { id: string; versions: Version
   const [left, setLeft] = useState(String(versions[1]?.version ?? versions[0]?.version ?? 1));
   const [right, setRight] = useState(String(versions[0]?.version ?? 1));
   const [problem, setProblem] = useState<string | undefined>();
-  const read = (n: string): Promise<string> => api<Workflow>('GET', `/api/workflows/${enc(id)}/versions/${enc(n)}`).then(editable);
+  const read = (n: string): Promise<string> => api<unknown>('GET', `/api/workflows/${enc(id)}/versions/${enc(n)}`).then((w) => editable(asWorkflow(w)));
   const go = (): void => {
     Promise.all([read(left), read(right)]).then(([a, b]) => onCompare(a, b), (err: unknown) => setProblem(explain(err)));
   };

@@ -71,6 +71,8 @@ export interface BlockLog {
   errorHandled?: boolean;
   attempts?: number;
   iteration?: unknown;
+  /** on a rerun from a block: the execution this log was kept from (the block did not run again) */
+  carriedFrom?: string;
 }
 
 export interface Execution {

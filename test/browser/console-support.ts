@@ -39,7 +39,7 @@ export async function startConsole(): Promise<ConsoleRig> {
   page.on('pageerror', (err) => problems.push(err.message));
   return {
     h, browser, page, base, problems,
-    shot: (name) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) }).then(() => undefined),
+    shot: (name) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true }).then(() => undefined),
     async close() {
       await browser.close();
       server.closeAllConnections();

@@ -99,6 +99,9 @@ describe('browser: the console', function () {
     expect(reply!.x, 'left to right').to.be.greaterThan(start!.x);
     expect(await node(page, 'old').getAttribute('class')).to.contain('disabled');
     await rig.shot('03-graph');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await rig.shot('03-graph-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('breaks the definition: the issue shows in the editor and on its block; then saves version 2', async () => {
@@ -190,6 +193,8 @@ describe('browser: the console', function () {
     expect(probe.runs['Nap']).to.equal(1);
     expect(probe.runs['Prep'], 'Prep is not run again').to.equal(undefined);
     expect(probe.runs['Tick'], 'the loop is not run again').to.equal(undefined);
+    await node(page, 'prep').click();
+    expect(await page.locator('#inspector .carried').textContent()).to.contain('not run again');
     await rig.shot('10-rerun-from-block');
   });
 

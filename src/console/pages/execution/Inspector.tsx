@@ -2,6 +2,7 @@
 import { JsonView } from '../../editor/JsonView';
 import { formatMs, formatTime } from '../../hooks';
 import { look } from '../../graph/status';
+import { href } from '../../router';
 import type { BlockLog } from '../../types';
 
 function Entry({ l }: { l: BlockLog }): React.JSX.Element {
@@ -13,6 +14,7 @@ function Entry({ l }: { l: BlockLog }): React.JSX.Element {
         {it !== undefined && <> iteration <code>{it}</code></>} · attempts {l.attempts ?? 1} · {formatMs(l.durationMs)} · started {formatTime(l.startedAt)}
         {l.errorHandled ? ' · error handled by its error path' : ''}
       </p>
+      {l.carriedFrom !== undefined && <p className="note carried">Kept from execution <a href={href('executions', l.carriedFrom)}>{l.carriedFrom}</a>: not run again.</p>}
       {l.error && <p className="error">{l.error.code}: {l.error.message}</p>}
       <h4>Input (resolved)</h4>
       <JsonView value={l.input ?? null} label={`${l.blockId} input`} />

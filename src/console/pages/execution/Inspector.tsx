@@ -3,10 +3,11 @@ import { JsonView } from '../../editor/JsonView';
 import { formatMs, formatTime } from '../../hooks';
 import { look } from '../../graph/status';
 import { href } from '../../router';
+import { iterationText } from './Timeline';
 import type { BlockLog } from '../../types';
 
 function Entry({ l }: { l: BlockLog }): React.JSX.Element {
-  const it = l.iteration === undefined || l.iteration === null ? undefined : JSON.stringify(l.iteration);
+  const it = l.iteration === undefined || l.iteration === null ? undefined : iterationText(l.iteration).trim();
   return (
     <article className="log-entry" data-block-id={l.blockId}>
       <p>

@@ -19,7 +19,16 @@ function ticks(span: number): number[] {
   return out;
 }
 
-const iterationText = (it: unknown): string => (it === undefined || it === null ? '' : ` #${typeof it === 'object' ? JSON.stringify(it) : String(it)}`);
+/** ` #0` for iteration 0 of its container (nested iterations: ` #1.0`), as a person counts them on the bars. */
+export function iterationText(it: unknown): string {
+  if (it === undefined || it === null) return '';
+  const parts: string[] = [];
+  for (let level: unknown = it; level !== null && typeof level === 'object'; level = (level as { outer?: unknown }).outer) {
+    const index = (level as { index?: unknown }).index;
+    if (index !== undefined) parts.unshift(String(index));
+  }
+  return parts.length > 0 ? ` #${parts.join('.')}` : ` #${typeof it === 'object' ? JSON.stringify(it) : String(it)}`;
+}
 
 export function Timeline({ logs, onSelect, running }: { logs: BlockLog[]; onSelect: (blockId: string) => void; running: boolean }): React.JSX.Element {
   const [now, setNow] = useState(Date.now());

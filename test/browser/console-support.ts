@@ -35,6 +35,8 @@ export async function startConsole(): Promise<ConsoleRig> {
   const browser = await launchBrowser();
   const page = await browser.newPage();
   await page.setViewportSize({ width: 1280, height: 800 });
+  // generous for a page on a busy machine, short enough that a missing route fails its step soon
+  page.setDefaultTimeout(15_000);
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(err.message));
   return {

@@ -187,7 +187,12 @@ describe('browser: the console', function () {
   it('reruns from a block: the blocks before it are not run again', async () => {
     const probe = resetProbe();
     await node(page, 'nap').click();
+    const before = page.url();
     await page.click('#rerun-from');
+    // the new execution's page opens (or the page says why not)
+    await until(async () => page.url() !== before || (await page.locator('#execution-note').count()) > 0, (moved) => moved, 'the rerun to start');
+    const note = page.locator('#execution-note');
+    expect(page.url(), (await note.count()) > 0 ? ((await note.textContent()) ?? '') : '').to.not.equal(before);
     await until(() => page.locator('#execution-status').getAttribute('data-status').catch(() => null), (s) => s === 'completed', 'the rerun to complete');
     expect(await page.locator('.summary').textContent()).to.contain('from block nap');
     expect(probe.runs['Nap']).to.equal(1);

@@ -215,6 +215,18 @@ describe('browser: the console', function () {
     await rig.shot('11-rollback');
   });
 
+  it('shows the deployment (endpoint, keys) and the secrets by name only', async () => {
+    await page.goto(`${rig.base}/console/#/workflows/greeter/deploy`);
+    expect(await page.locator('#endpoint').textContent()).to.contain('/api/workflows/greeter/execute');
+    await page.click('#add-key');
+    expect(await page.locator('#fresh-key').textContent()).to.match(/^trp_/);
+    await rig.shot('12-deployment');
+    await page.click('nav[aria-label="Main"] a:has-text("Secrets")');
+    await page.locator('table[aria-label="Secrets"] code', { hasText: 'TOKEN' }).waitFor();
+    expect(await page.content()).to.not.contain(SECRET);
+    await rig.shot('13-secrets');
+  });
+
   it('signs out: the session ends on the server', async () => {
     await page.click('#sign-out');
     await page.locator('#token').waitFor();
@@ -222,6 +234,6 @@ describe('browser: the console', function () {
     expect(status).to.equal(401);
     await page.reload();
     await page.locator('#token').waitFor();
-    await rig.shot('12-signed-out');
+    await rig.shot('14-signed-out');
   });
 });

@@ -48,7 +48,7 @@ lint: $(STAMP)
 	npx eslint --max-warnings 0 .
 
 test-unit: $(STAMP)
-	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store}/**/*.test.ts'
+	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store,console}/**/*.test.ts'
 
 test-integration: setup
 	$(MOCHA) 'test/{contract,actors,cli,http,e2e,browser}/**/*.test.ts'

@@ -1,6 +1,6 @@
 /** Which blocks a validation issue is about, from its JSON Pointer into the submitted document. */
-import type { ApiIssue } from './api';
-import { decodePointer } from './editor/pointer';
+import type { ApiIssue } from './api.js';
+import { decodePointer } from './editor/pointer.js';
 
 interface Doc {
   blocks?: { id?: unknown }[];

@@ -3,7 +3,7 @@
  * it live on the execution's page.
  */
 import { useState } from 'react';
-import { api, enc, explain } from '../../api';
+import { ApiError, api, enc, explain } from '../../api';
 import { navigate } from '../../router';
 import type { InputField, Workflow } from '../../types';
 
@@ -52,7 +52,9 @@ export function RunTab({ workflow }: { workflow: Workflow }): React.JSX.Element 
     }
     api<{ executionId: string }>('POST', `/api/workflows/${enc(workflow.id)}/run`, { input, async: true }).then(
       (r) => navigate('executions', r.executionId),
-      (err: unknown) => setProblem(explain(err)),
+      (err: unknown) => setProblem(err instanceof ApiError && err.issues.length > 0
+        ? `Not run: the input does not fit the starter's inputFormat (${err.issues.map((i) => `${i.path || '/'}: ${i.message}`).join('; ')}). Fix the fields and run again.`
+        : explain(err)),
     );
   };
   return (

@@ -1,10 +1,13 @@
 /** One block of a run (SPEC §8): per iteration its state, attempts, time, error, resolved input and output. */
+import { useState } from 'react';
 import { JsonView } from '../../editor/JsonView';
 import { formatMs, formatTime } from '../../hooks';
 import { look } from '../../graph/status';
 import { href } from '../../router';
 import { iterationText } from './Timeline';
 import type { BlockLog } from '../../types';
+
+const PAGE = 20;
 
 function Entry({ l }: { l: BlockLog }): React.JSX.Element {
   const it = l.iteration === undefined || l.iteration === null ? undefined : iterationText(l.iteration).trim();
@@ -29,11 +32,14 @@ export function Inspector({ blockId, logs, onRerunFrom, canRerun }: {
   blockId: string; logs: BlockLog[]; onRerunFrom: (blockId: string) => void; canRerun: boolean;
 }): React.JSX.Element {
   const mine = logs.filter((l) => l.blockId === blockId);
+  // a loop of a thousand iterations would be a thousand editors: a page at a time
+  const [limit, setLimit] = useState(PAGE);
   return (
     <aside className="inspector" aria-label={`Block ${blockId}`} id="inspector">
       <h3>{mine[0]?.blockName ?? blockId} <small>{mine[0]?.blockType ?? ''}</small></h3>
       {canRerun && <button type="button" id="rerun-from" onClick={() => onRerunFrom(blockId)}>Rerun from this block</button>}
-      {mine.length === 0 ? <p className="empty">This block did not run.</p> : mine.map((l, i) => <Entry key={i} l={l} />)}
+      {mine.length === 0 ? <p className="empty">This block did not run.</p> : mine.slice(0, limit).map((l, i) => <Entry key={i} l={l} />)}
+      {mine.length > limit && <button type="button" onClick={() => setLimit(limit + PAGE)}>Show {Math.min(PAGE, mine.length - limit)} more of {mine.length - limit}</button>}
     </aside>
   );
 }

@@ -72,7 +72,7 @@ export function ExecutionPage({ id }: { id: string }): React.JSX.Element {
       {def.error !== undefined && <p className="error">{def.error}</p>}
       <div className="execution-body">
         {def.data && <Graph blocks={def.data.blocks} connections={def.data.connections} states={blockStates(live.logs)} selected={selected} onSelect={setSelected} />}
-        {selected !== undefined && <Inspector blockId={selected} logs={live.logs} onRerunFrom={rerunFrom} canRerun={e !== undefined && !RUNNING.has(e.status)} />}
+        {selected !== undefined && <Inspector key={selected} blockId={selected} logs={live.logs} onRerunFrom={rerunFrom} canRerun={e !== undefined && !RUNNING.has(e.status)} />}
       </div>
       {selected === undefined && e && <p className="hint">Select a block on the graph or the timeline to see its input and output.</p>}
       <h2>Timeline</h2>

@@ -4,10 +4,10 @@ SHELL := /bin/bash
 STAMP := node_modules/.troupe-setup
 MOCHA := npx mocha
 
-.PHONY: help setup nats-server postgresql chromium run test test-unit test-integration bench lint typecheck clean
+.PHONY: help setup console nats-server postgresql chromium run test test-unit test-integration bench lint typecheck clean
 
 help:
-	@echo "make setup | run | test | test-unit | test-integration | bench | lint | typecheck"
+	@echo "make setup | run | console | test | test-unit | test-integration | bench | lint | typecheck"
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -47,13 +47,21 @@ chromium:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	    { echo "could not install chromium: run 'sudo apt-get install chromium' (needed by test/browser)"; exit 1; }; }
 
-setup: $(STAMP) nats-server postgresql chromium
+# The web console (SPEC §8), built from src/console into dist/console; rebuilt when a source changes.
+CONSOLE_SOURCES := $(shell find src/console -type f 2>/dev/null)
+dist/console/index.html: $(STAMP) $(CONSOLE_SOURCES)
+	npx vite build --config src/console/vite.config.ts --logLevel warn
 
-run: $(STAMP)
+console: dist/console/index.html
+
+setup: $(STAMP) console nats-server postgresql chromium
+
+run: $(STAMP) console
 	node bin/troupe.js serve --demo
 
 typecheck: $(STAMP)
 	npx tsc --noEmit -p .
+	npx tsc --noEmit -p src/console
 
 # eslint, then import cycles with type-only imports counted (import-x/no-cycle skips those)
 lint: $(STAMP)
@@ -62,7 +70,7 @@ lint: $(STAMP)
 
 # test/store runs the store contract and the adapter's tests on PostgreSQL too
 test-unit: $(STAMP) postgresql
-	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store}/**/*.test.ts'
+	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store,console}/**/*.test.ts'
 
 test-integration: setup
 	$(MOCHA) 'test/{contract,actors,cli,http,e2e,browser}/**/*.test.ts'
@@ -75,4 +83,4 @@ bench: setup
 	node --import tsx bench/index.ts
 
 clean:
-	rm -rf node_modules .troupe
+	rm -rf node_modules .troupe dist/console

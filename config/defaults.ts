@@ -21,4 +21,5 @@ export const DEFAULTS = {
   maxRunMemoryMb: DEFAULT_LIMITS.maxRunBytes / (1024 * 1024),
   maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
   maxResumeAttempts: 3,
+  consoleSessionHours: 12,
 } as const;

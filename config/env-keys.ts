@@ -32,6 +32,8 @@ export const ENV_KEYS = [
   'TROUPE_MAX_RUN_MEMORY_MB',
   'TROUPE_MAX_LOG_BYTES',
   'TROUPE_MAX_RESUME_ATTEMPTS',
+  'TROUPE_CONSOLE',
+  'TROUPE_CONSOLE_SESSION_HOURS',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

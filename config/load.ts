@@ -38,6 +38,10 @@ export interface Config {
   limits: Readonly<ExecutionLimits>;
   /** resumptions of one execution that may end with the process gone before recovery fails it (RESUME_LIMIT) */
   maxResumeAttempts: number;
+  /** serve the web console (SPEC §8) and its sign-in */
+  console: boolean;
+  /** how long a console session lasts after sign-in */
+  consoleSessionHours: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -103,6 +107,8 @@ function toConfig(e: Env): Config {
       maxLogBytes: e.TROUPE_MAX_LOG_BYTES,
     }),
     maxResumeAttempts: e.TROUPE_MAX_RESUME_ATTEMPTS,
+    console: e.TROUPE_CONSOLE,
+    consoleSessionHours: e.TROUPE_CONSOLE_SESSION_HOURS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

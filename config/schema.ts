@@ -93,6 +93,9 @@ export const envSchema = z.object({
   TROUPE_MAX_RUN_MEMORY_MB: int(1, 1_048_576).default(DEFAULTS.maxRunMemoryMb),
   TROUPE_MAX_LOG_BYTES: int(0).default(DEFAULTS.maxLogBytes),
   TROUPE_MAX_RESUME_ATTEMPTS: int(1, 1000).default(DEFAULTS.maxResumeAttempts),
+  TROUPE_CONSOLE: bool.default(true),
+  // a console session longer than a month is a forgotten one
+  TROUPE_CONSOLE_SESSION_HOURS: int(1, 720).default(DEFAULTS.consoleSessionHours),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

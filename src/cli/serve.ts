@@ -14,7 +14,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const config = loadConfig();
   const logger = createServiceLogger(config);
   const service = await startService(config, { logger });
-  printBanner(service);
+  printBanner(service, config.console);
   const stopped = untilSignal(service);
   if (values.demo === true) {
     try {
@@ -31,7 +31,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   return code;
 }
 
-function printBanner(service: Service): void {
+function printBanner(service: Service, console: boolean): void {
   const { adminToken, secretKey } = service.secrets;
   if (adminToken.origin === 'generated') {
     out(`admin token (generated, shown once; stored in ${adminToken.path ?? ''} with mode 0600): ${adminToken.value}`);
@@ -45,6 +45,10 @@ function printBanner(service: Service): void {
     );
   }
   out(`troupe listening on ${service.url}`);
+  if (console) {
+    const where = adminToken.path === null ? 'the admin token (TROUPE_ADMIN_TOKEN)' : `the admin token in ${adminToken.path}`;
+    out(`console: open ${service.url}/ and sign in with ${where}`);
+  }
 }
 
 /** Resolves with the exit code once a signal has stopped the service; a second signal forces exit. */

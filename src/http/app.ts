@@ -4,13 +4,16 @@
  * routes (admin routes check the bearer token before their handler).
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { createServices, type Services } from '../service/index.js';
 import { createMetrics, type AppMetrics } from './metrics.js';
-import { adminAuth } from './middleware/auth.js';
+import { ConsoleSessions } from './console-sessions.js';
+import { adminAuth, consoleSession } from './middleware/auth.js';
 import { bodyReader } from './middleware/body.js';
 import { chatHostRewrite } from './middleware/chat-host.js';
+import { consoleStatic } from './middleware/console-static.js';
 import { errorHandler } from './middleware/errors.js';
 import { observe } from './middleware/observe.js';
 import { requestId } from './middleware/request-id.js';
@@ -20,6 +23,7 @@ import { RerunService } from '../service/rerun.js';
 import { allExecutionsRoutes } from './routes/all-executions.js';
 import { chatAdminRoutes, chatPublicRoutes } from './routes/chat.js';
 import { clusterRoutes } from './routes/cluster.js';
+import { consoleRoutes } from './routes/console.js';
 import { deployRoutes } from './routes/deploy.js';
 import { executeRoutes } from './routes/execute.js';
 import { executionRoutes } from './routes/executions.js';
@@ -31,6 +35,9 @@ import { versionRoutes } from './routes/versions.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 import type { AppDeps, AppState } from './types.js';
+
+/** where `make console` (run by `make setup`) builds the console */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
 
 export interface TroupeApp {
   app: Koa<AppState>;
@@ -86,6 +93,8 @@ export function buildApp(deps: AppDeps): TroupeApp {
     store: deps.store, cache: services.cache, executions: services.executions, executionTimeoutMs: deps.config.executionTimeoutMs,
   });
   const routes: RouteSpec[] = [];
+  const sessions = new ConsoleSessions(deps.config.consoleSessionHours * 3_600_000, deps.now);
+  if (deps.config.console) routes.push(...consoleRoutes(sessions, deps.adminToken));
   routes.push(
     ...workflowRoutes(services),
     ...executeRoutes(services, deps.logger),
@@ -121,6 +130,10 @@ export function buildApp(deps: AppDeps): TroupeApp {
   app.use(errorHandler(deps.logger));
   app.use(bodyReader(deps.config.maxBodyBytes));
   app.use(chatHostRewrite(deps.config.chatHost));
+  if (deps.config.console) {
+    app.use(consoleSession(sessions));
+    app.use(consoleStatic(deps.consoleDir ?? DEFAULT_CONSOLE_DIR));
+  }
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, services, metrics, routes, cluster };

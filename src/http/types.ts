@@ -25,6 +25,8 @@ export interface AppDeps {
   now?: () => number;
   /** how often an event stream polls the store for an execution running elsewhere (ms, default 250) */
   eventPollMs?: number;
+  /** the built console (default: the package's dist/console, built by `make setup`) */
+  consoleDir?: string;
   /** how long /readyz waits for the store and the bus (ms, default 2000) */
   readyTimeoutMs?: number;
 }
@@ -34,6 +36,8 @@ export interface AppState {
   requestId: string;
   /** the route template (OpenAPI form) that matched, for metrics and logs */
   route?: string;
+  /** a live console session from the console's pages: the admin, as the bearer token (middleware/auth.ts) */
+  consoleSession?: boolean;
   /** the raw request body, once read (kept for webhook signature checks) */
   rawBody?: Buffer;
   /** reads the body (once) with the size limit: 413 PAYLOAD_TOO_LARGE */

@@ -24,6 +24,13 @@ describe('config: loadConfig', () => {
     for (const bad of ['two words', 'x'.repeat(65), 'é']) expect(() => loadConfig({ TROUPE_INSTANCE_ID: bad })).to.throw(/TROUPE_INSTANCE_ID: must be 1 to 64/);
   });
 
+  it('reads the console settings: on by default for 12 h sessions; TROUPE_CONSOLE=false turns it off', () => {
+    expect(loadConfig({})).to.deep.include({ console: true, consoleSessionHours: 12 });
+    expect(loadConfig({ TROUPE_CONSOLE: 'false', TROUPE_CONSOLE_SESSION_HOURS: '1' })).to.deep.include({ console: false, consoleSessionHours: 1 });
+    expect(() => loadConfig({ TROUPE_CONSOLE: 'maybe' })).to.throw(ConfigError, /TROUPE_CONSOLE/);
+    expect(() => loadConfig({ TROUPE_CONSOLE_SESSION_HOURS: '0' })).to.throw(ConfigError, /TROUPE_CONSOLE_SESSION_HOURS: must be at least 1/);
+  });
+
   it('reads the model providers\' own variables as agent defaults', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', ANTHROPIC_API_KEY: 'sk-ant-2' });
     expect(c.models).to.deep.equal({ openai: { apiKey: 'sk-1', baseUrl: 'http://127.0.0.1:11434/v1' }, anthropic: { apiKey: 'sk-ant-2', baseUrl: undefined } });

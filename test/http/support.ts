@@ -31,6 +31,8 @@ export interface HarnessOptions {
   mailer?: Mailer;
   /** the process's own model keys, redacted in every run (as serve's OPENAI_API_KEY...) */
   redact?: string[];
+  /** the built console to serve (default: the package's dist/console) */
+  consoleDir?: string;
   /** the app's logger; default silent */
   logger?: Logger;
 }
@@ -98,7 +100,8 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
   const store = openSqliteStore(opts.dbPath ?? ':memory:');
   const bus = new MemoryBus();
   const engine = harnessEngine(store, bus, opts.executionTimeoutMs, opts.redact);
-  const built = buildApp(appDeps(config, store, bus, engine, opts.now, opts.mailer, opts.logger));
+  const deps = appDeps(config, store, bus, engine, opts.now, opts.mailer, opts.logger);
+  const built = buildApp(opts.consoleDir === undefined ? deps : { ...deps, consoleDir: opts.consoleDir });
   const http = request(built.app.callback());
   return {
     ...built,

@@ -17,6 +17,7 @@ const SPEC_ROUTES = [
   'put /api/workflows/{id}/chat', 'get /api/workflows/{id}/chat', 'delete /api/workflows/{id}/chat',
   'get /chat/{sub}/', 'get /api/chat/{sub}', 'post /api/chat/{sub}/auth', 'delete /api/chat/{sub}/auth', 'post /api/chat/{sub}/messages',
   'get /api/workflows/{id}/versions', 'get /api/workflows/{id}/versions/{n}', 'get /api/executions', 'post /api/executions/{id}/rerun', 'get /api/cluster',
+  'post /api/console/session', 'get /api/console/session', 'delete /api/console/session',
 ];
 
 describe('http: service routes', () => {

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { TroupeError, ValidationError } from '../../errors.js';
 import type { ExecutionDetail } from '../../service/executions.js';
 import type { Services } from '../../service/index.js';
-import { hasAdminToken, unauthorized } from '../middleware/auth.js';
+import { isAdmin, unauthorized } from '../middleware/auth.js';
 import { refuseOversizedBody } from '../middleware/body.js';
 import { executionView } from '../present.js';
 import { streamEvents } from '../respond.js';
@@ -17,7 +17,7 @@ import type { Ctx } from '../types.js';
 
 async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
   const id = param(ctx, 'id');
-  if (hasAdminToken(ctx.get('Authorization'), adminToken)) {
+  if (isAdmin(ctx, adminToken)) {
     return tagged(ctx, await s.executions.get(id));
   }
   const presented = ctx.get('X-API-Key');

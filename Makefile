@@ -4,14 +4,29 @@ SHELL := /bin/bash
 STAMP := node_modules/.troupe-setup
 MOCHA := npx mocha
 
-.PHONY: help setup nats-server chromium run test test-unit test-integration bench lint typecheck clean
+.PHONY: help setup build nats-server chromium run test test-unit test-integration bench bench-peers lint typecheck clean
 
 help:
-	@echo "make setup | run | test | test-unit | test-integration | bench | lint | typecheck"
+	@echo "make setup | build | run | test | test-unit | test-integration | bench | bench-peers | lint | typecheck"
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $(STAMP)
+
+# The compiled build: tsc emits src/, actors/ and config/ to dist/ (gitignored), and bin/troupe.js
+# runs dist/ with no TypeScript loader. The stamp depends on every source file, so an edit (or a
+# new lockfile) rebuilds before anything that runs bin/troupe.js; dist/ is wiped first so that
+# no output of a deleted source is left behind to be imported.
+BUILD_STAMP := dist/.build-stamp
+BUILD_SOURCES := $(shell find src actors config -name '*.ts' -o -name '*.cjs' -o -name '*.cts' 2>/dev/null)
+
+$(BUILD_STAMP): $(STAMP) $(BUILD_SOURCES) tsconfig.json tsconfig.build.json
+	@rm -rf dist
+	npx tsc -p tsconfig.build.json
+	@cp src/store/sqlite/*.cjs dist/src/store/sqlite/
+	@touch $(BUILD_STAMP)
+
+build: $(BUILD_STAMP)
 
 # nats-server is only needed by tests and by distributed mode; install it from Debian if absent.
 nats-server:
@@ -28,9 +43,9 @@ chromium:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	    { echo "could not install chromium: run 'sudo apt-get install chromium' (needed by test/browser)"; exit 1; }; }
 
-setup: $(STAMP) nats-server chromium
+setup: $(STAMP) build nats-server chromium
 
-run: $(STAMP)
+run: build
 	node bin/troupe.js serve --demo
 
 typecheck: $(STAMP)
@@ -39,7 +54,7 @@ typecheck: $(STAMP)
 lint: $(STAMP)
 	npx eslint --max-warnings 0 .
 
-test-unit: $(STAMP)
+test-unit: build
 	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store}/**/*.test.ts'
 
 test-integration: setup
@@ -53,4 +68,4 @@ bench: setup
 	node --import tsx bench/index.ts
 
 clean:
-	rm -rf node_modules .troupe
+	rm -rf node_modules .troupe dist

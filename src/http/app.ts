@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { packageFile } from '../package-root.js';
 import { createServices, type Services } from '../service/index.js';
 import { createMetrics, type AppMetrics } from './metrics.js';
 import { adminAuth } from './middleware/auth.js';
@@ -35,7 +36,7 @@ export interface TroupeApp {
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';

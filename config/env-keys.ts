@@ -23,6 +23,7 @@ export const ENV_KEYS = [
   'TROUPE_SMTP_FROM',
   'TROUPE_TRUST_PROXY',
   'TROUPE_BUS_PREFIX',
+  'TROUPE_EXECUTION_RETENTION_DAYS',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

@@ -29,6 +29,8 @@ export interface Config {
   /** reverse proxies in front (X-Forwarded-For/-Proto hops to trust); 0: none */
   trustProxy: number;
   busPrefix: string;
+  /** ended executions older than this many days are deleted; 0: kept forever */
+  executionRetentionDays: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -80,6 +82,7 @@ function toConfig(e: Env): Config {
     smtpFrom: e.TROUPE_SMTP_FROM,
     trustProxy: e.TROUPE_TRUST_PROXY,
     busPrefix: e.TROUPE_BUS_PREFIX,
+    executionRetentionDays: e.TROUPE_EXECUTION_RETENTION_DAYS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

@@ -16,6 +16,7 @@ import { executionsContract } from '../store/contract/executions.js';
 import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
 import { memoriesContract } from '../store/contract/memories.js';
+import { retentionContract } from '../store/contract/retention.js';
 import { schedulesContract } from '../store/contract/schedules.js';
 import { userKeysContract } from '../store/contract/user-keys.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
@@ -63,6 +64,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     schedulesContract(ctx);
     chatsContract(ctx);
     memoriesContract(ctx);
+    retentionContract(ctx);
     userKeysContract(ctx);
   });
 }

@@ -8,6 +8,8 @@ export interface WriteOp {
   /** the failure's code and message when `expect` does not hold */
   code?: string;
   message?: string;
+  /** run to its end with exec (no parameters, no changes counted): `PRAGMA incremental_vacuum` */
+  exec?: boolean;
 }
 
 /** Per item: the changes of each op, or why the item was not written. */

@@ -10,8 +10,9 @@
  *   and rewrites their logs, and the replay must show the attempt the live subscriber saw.
  * - `done` carries the execution's result, which is the record's end fields: the stored event
  *   keeps only the start time it was reported with and the response when it is not the output.
- * - `block.started` (a few names) and agent `chunk` events are stored as they were: a chunk's
- *   text boundaries are what the subscriber saw and cannot be derived from the final output.
+ * - `block.started` of a top-level block keeps its id and order; its names are its log's.
+ * - Agent `chunk` events are stored as they were: a chunk's text boundaries are what the
+ *   subscriber saw and cannot be derived from the final output.
  *
  * Events stored in full (by earlier versions, or by restart recovery) replay as they are.
  */
@@ -21,6 +22,13 @@ import type { BlockLogEntry, ExecutionResult } from './types.js';
 interface FromLog {
   $derived: 'log';
   blockId: string;
+}
+
+/** a top-level block's start: its names are its log's; the order is kept (a resumed run may start it again) */
+interface StartFromLog {
+  $derived: 'start';
+  blockId: string;
+  order: number;
 }
 
 interface FromRecord {
@@ -39,6 +47,11 @@ export function storedEventData(event: string, data: unknown): unknown {
     if (log.iteration === null) return { $derived: 'log', blockId: log.blockId } satisfies FromLog;
     return data;
   }
+  if (event === 'block.started') {
+    const started = data as { blockId: string; order: number; iteration: unknown };
+    if (started.iteration === null) return { $derived: 'start', blockId: started.blockId, order: started.order } satisfies StartFromLog;
+    return data;
+  }
   if (event === 'done') {
     const result = data as ExecutionResult;
     // a response block's answer is also the execution's output: the same object, kept once
@@ -48,10 +61,10 @@ export function storedEventData(event: string, data: unknown): unknown {
   return data;
 }
 
-function derivedKind(data: unknown): 'log' | 'record' | undefined {
+function derivedKind(data: unknown): 'log' | 'start' | 'record' | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const kind = (data as { $derived?: unknown }).$derived;
-  return kind === 'log' || kind === 'record' ? kind : undefined;
+  return kind === 'log' || kind === 'start' || kind === 'record' ? kind : undefined;
 }
 
 /** True when some event needs the record (with its logs) to be replayed. */
@@ -70,9 +83,15 @@ export function replayEvents(events: readonly StoredEvent[], rec: (ExecutionReco
   return events.map((e) => {
     const kind = derivedKind(e.data);
     if (kind === 'log') return { ...e, data: topLevel.get((e.data as FromLog).blockId) ?? null };
+    if (kind === 'start') return { ...e, data: startOf(e.data as StartFromLog, topLevel.get((e.data as StartFromLog).blockId)) };
     if (kind === 'record') return { ...e, data: resultOf(rec, e.data as FromRecord) };
     return e;
   });
+}
+
+function startOf(kept: StartFromLog, log: BlockLog | undefined): unknown {
+  if (log === undefined) return null;
+  return { blockId: kept.blockId, blockName: log.blockName, blockType: log.blockType, order: kept.order, iteration: null };
 }
 
 function resultOf(rec: ExecutionRecord, kept: FromRecord): ExecutionResult {

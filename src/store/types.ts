@@ -235,7 +235,7 @@ export interface ExecutionRepo {
   listByStatus(statuses: readonly ExecutionStatus[], limit: number, after?: StatusCursor): Promise<ExecutionRecord[]>;
   /**
    * Retention: deletes at most `limit` (clamped to 1..1000) executions that ended (completed,
-   * failed or cancelled) before `endedBefore`, oldest end first, with their logs and events, and
+   * failed or cancelled) before `endedBefore`, in no promised order, with their logs and events, and
    * gives their space back where the store can (SQLite: incremental vacuum). Returns how many
    * executions went; fewer than `limit` means none older is left.
    */

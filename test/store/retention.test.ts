@@ -31,7 +31,7 @@ async function seed(store: Store, id: string, endedDaysAgo: number): Promise<voi
   const endedAt = new Date(NOW - endedDaysAgo * DAY).toISOString();
   const big = { text: 'lorem ipsum '.repeat(400) };
   await store.executions.saveBoundary(id, {
-    create: execution(id, 'wf', { status: 'completed', startedAt: endedAt, endedAt, durationMs: 1, output: big }),
+    create: execution(id, 'wf', { status: 'completed', createdAt: endedAt, startedAt: endedAt, endedAt, durationMs: 1, output: big }),
     logs: [blockLog('start', 0, { output: big }), blockLog('f', 1, { input: big, output: big })],
     events: [{ executionId: id, seq: 1, event: 'block.completed', data: big, at: endedAt }],
   });

@@ -81,8 +81,6 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { workflowId: 1, createdAt: -1, _id: -1 } },
     { key: { workflowId: 1, status: 1, createdAt: -1, _id: -1 } },
     { key: { status: 1, createdAt: 1, _id: 1 } },
-    // retention: ended executions, oldest end first
-    { key: { endedAt: 1, _id: 1 } },
   ],
   [COLLECTIONS.blockLogs]: [{ key: { executionId: 1, blockId: 1, iterationKey: 1 }, unique: true }, { key: { executionId: 1, order: 1 } }],
   [COLLECTIONS.events]: [{ key: { executionId: 1, seq: 1 }, unique: true }],

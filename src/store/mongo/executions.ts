@@ -131,9 +131,10 @@ export class MongoExecutions implements ExecutionRepo {
    * storage engine (deleted documents' blocks), as MongoDB does for any delete.
    */
   async purgeEnded(endedBefore: string, limit: number): Promise<number> {
+    const cutoff = iso(endedBefore);
+    // the (status, createdAt) index: an execution that ended before the cutoff was created before it
     const docs = await this.executions
-      .find({ endedAt: { $lt: iso(endedBefore) }, status: { $in: [...ENDED] } }, { projection: { _id: 1 } })
-      .sort({ endedAt: 1, _id: 1 })
+      .find({ status: { $in: [...ENDED] }, createdAt: { $lt: cutoff }, endedAt: { $lt: cutoff } }, { projection: { _id: 1 } })
       .limit(clampLimit(limit))
       .toArray();
     const ids = docs.map((d) => d._id);

@@ -218,8 +218,4 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, conversation_id)
   ) STRICT, WITHOUT ROWID;
   `,
-  // Retention (purgeEnded): ended executions, oldest end first. Only ended ones have ended_at.
-  `
-  CREATE INDEX executions_by_ended ON executions (ended_at, id) WHERE ended_at IS NOT NULL;
-  `,
 ];

@@ -67,5 +67,10 @@ test: setup typecheck lint
 bench: setup
 	node --import tsx bench/index.ts
 
+# Node-RED side by side (S1, S2, S3f, S4): Node-RED installed into $$TMPDIR/troupe-bench-peers
+# (never into the project), troupe serve from dist/ (embedded, then NATS). Loopback, bounded.
+bench-peers: build nats-server
+	node --import tsx bench/peers/run.ts
+
 clean:
 	rm -rf node_modules .troupe dist

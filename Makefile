@@ -14,13 +14,14 @@ $(STAMP): package.json package-lock.json
 	@touch $(STAMP)
 
 # The compiled build: tsc emits src/, actors/ and config/ to dist/ (gitignored), and bin/troupe.js
-# runs dist/ with no TypeScript loader. The stamp depends on every source file, so an edit (or a
-# new lockfile) rebuilds before anything that runs bin/troupe.js; dist/ is wiped first so that
-# no output of a deleted source is left behind to be imported.
+# runs dist/ with no TypeScript loader. The stamp depends on every source file, so an edit
+# rebuilds before anything that runs bin/troupe.js; dist/ is wiped first so that no output of a
+# deleted source is left behind to be imported. node_modules only has to be there (order-only):
+# the tests call `make build`, and a changed lockfile must not start an `npm ci` from a test.
 BUILD_STAMP := dist/.build-stamp
 BUILD_SOURCES := $(shell find src actors config -name '*.ts' -o -name '*.cjs' -o -name '*.cts' 2>/dev/null)
 
-$(BUILD_STAMP): $(STAMP) $(BUILD_SOURCES) tsconfig.json tsconfig.build.json
+$(BUILD_STAMP): $(BUILD_SOURCES) tsconfig.json tsconfig.build.json | $(STAMP)
 	@rm -rf dist
 	npx tsc -p tsconfig.build.json
 	@cp src/store/sqlite/*.cjs dist/src/store/sqlite/

@@ -42,7 +42,6 @@ describe('troupe serve: execution retention', function () {
   it('deletes, at start, executions that ended more than TROUPE_EXECUTION_RETENTION_DAYS ago', async () => {
     const data = join(dir, 'data');
     await seed(data);
-    // a stale `running` record would be recovered as interrupted: leave it out of the picture
     proc = await startServe(data, [], { TROUPE_EXECUTION_RETENTION_DAYS: '10' });
     const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
     const status = async (id: string): Promise<number> => (await call(proc!.url, 'GET', `/api/executions/${id}`, { token })).status;
@@ -51,7 +50,7 @@ describe('troupe serve: execution retention', function () {
     expect(await status('old')).to.equal(404);
     expect(await status('old-failed')).to.equal(404);
     expect(await status('recent')).to.equal(200);
-    // not ended before start-up: recovery ends it now, so it is recent
+    // it had not ended: restart recovery ends it now, so it is recent, whenever it started
     expect(await status('old-running')).to.equal(200);
   });
 });

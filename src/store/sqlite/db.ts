@@ -57,7 +57,13 @@ function incrementalVacuum(db: Db): void {
   if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return;
   db.pragma('auto_vacuum = INCREMENTAL');
   const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
-  if (tables.n > 0) db.exec('VACUUM');
+  if (tables.n === 0) return;
+  try {
+    db.exec('VACUUM');
+  } catch {
+    // another connection is reading (busy): the switch waits for a later open; until then the
+    // purge still deletes, and the freed pages are reused rather than handed back
+  }
 }
 
 function migrate(db: Db): void {

@@ -4,14 +4,30 @@ SHELL := /bin/bash
 STAMP := node_modules/.troupe-setup
 MOCHA := npx mocha
 
-.PHONY: help setup console nats-server postgresql chromium run test test-unit test-integration bench lint typecheck clean
+.PHONY: help setup build console nats-server postgresql chromium run test test-unit test-integration bench bench-peers lint typecheck clean
 
 help:
-	@echo "make setup | run | console | test | test-unit | test-integration | bench | lint | typecheck"
+	@echo "make setup | build | console | run | test | test-unit | test-integration | bench | bench-peers | lint | typecheck"
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $(STAMP)
+
+# The compiled build: tsc emits src/, actors/ and config/ to dist/ (gitignored), and bin/troupe.js
+# runs dist/ with no TypeScript loader. The stamp depends on every source file, so an edit
+# rebuilds before anything that runs bin/troupe.js; the compiled folders are wiped first so that
+# no output of a deleted source is left behind to be imported (dist/console is the console's). node_modules only has to be there (order-only):
+# the tests call `make build`, and a changed lockfile must not start an `npm ci` from a test.
+BUILD_STAMP := dist/.build-stamp
+BUILD_SOURCES := $(shell find src actors config -name '*.ts' -o -name '*.cjs' -o -name '*.cts' 2>/dev/null)
+
+$(BUILD_STAMP): $(BUILD_SOURCES) tsconfig.json tsconfig.build.json | $(STAMP)
+	@rm -rf dist/src dist/actors dist/config
+	npx tsc -p tsconfig.build.json
+	@cp src/store/sqlite/*.cjs dist/src/store/sqlite/
+	@touch $(BUILD_STAMP)
+
+build: $(BUILD_STAMP)
 
 # nats-server is only needed by tests and by distributed mode; install it from Debian if absent.
 nats-server:
@@ -54,9 +70,9 @@ dist/console/index.html: $(STAMP) $(CONSOLE_SOURCES)
 
 console: dist/console/index.html
 
-setup: $(STAMP) console nats-server postgresql chromium
+setup: $(STAMP) build console nats-server postgresql chromium
 
-run: $(STAMP) console
+run: build console
 	node bin/troupe.js serve --demo
 
 typecheck: $(STAMP)
@@ -69,7 +85,7 @@ lint: $(STAMP)
 	node scripts/import-cycles.mjs
 
 # test/store runs the store contract and the adapter's tests on PostgreSQL too
-test-unit: $(STAMP) postgresql
+test-unit: build postgresql
 	$(MOCHA) 'test/{model,blocks,sandbox,outbound,config,store,console}/**/*.test.ts'
 
 test-integration: setup
@@ -82,5 +98,10 @@ test: setup typecheck lint
 bench: setup
 	node --import tsx bench/index.ts
 
+# Node-RED side by side (S1, S2, S3f, S4): Node-RED installed into $$TMPDIR/troupe-bench-peers
+# (never into the project), troupe serve from dist/ (embedded, then NATS). Loopback, bounded.
+bench-peers: build nats-server
+	node --import tsx bench/peers/run.ts
+
 clean:
-	rm -rf node_modules .troupe dist/console
+	rm -rf node_modules .troupe dist

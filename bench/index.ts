@@ -9,6 +9,7 @@ import type { Bus } from '../src/bus/types.js';
 import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
 import { startNatsServer } from '../test/helpers/nats-server.js';
 import { measureRequestReplyP50 } from './lib/bus-probe.js';
+import type { StoredBytes } from './lib/stored-probe.js';
 import { benchEngine, measureChain, measureFanout, measureThroughput, measureWideParallel } from './lib/runtime-probe.js';
 
 const FLOOR_LABELS = [
@@ -91,6 +92,15 @@ async function main(): Promise<void> {
     // where the time goes (the load generator shares the process, so it is in both)
     line('main thread busy per bare Koa request', `${f1(r.koaCost.mainThreadUs)} µs`, `(process CPU ${f1(r.koaCost.processCpuUs)} µs)`);
     line('main thread busy per execute', `${f1(r.executeCost.mainThreadUs)} µs`, `(process CPU ${f1(r.executeCost.processCpuUs)} µs)`);
+  });
+  await optional('stored bytes per execution', './lib/stored-probe.js', async (m) => {
+    const rows = (await m.measureStoredBytes()) as StoredBytes[];
+    console.log('\n## stored bytes per execution (embedded SQLite, through the execute endpoint)');
+    for (const r of rows) {
+      const target = r.scenario === 's1' ? ', target ≤ 3 KB' : '';
+      line(`${r.scenario}: payload (record + logs + events)`, `${f1(r.payloadBytesPerExecution / 1024)} KB`, `(events ${f1(r.eventBytesPerExecution / 1024)} KB${target})`);
+      line(`${r.scenario}: SQLite file growth`, `${f1(r.fileBytesPerExecution / 1024)} KB`, `(over ${r.executions} executions)`);
+    }
   });
   await optional('execute ceiling under DESIGN', './lib/floor-probe.js', async (m) => {
     const r = await m.measureFloor();

@@ -22,4 +22,5 @@ export const DEFAULTS = {
   maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
   maxResumeAttempts: 3,
   consoleSessionHours: 12,
+  executionRetentionDays: 30,
 } as const;

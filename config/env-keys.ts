@@ -34,6 +34,7 @@ export const ENV_KEYS = [
   'TROUPE_MAX_RESUME_ATTEMPTS',
   'TROUPE_CONSOLE',
   'TROUPE_CONSOLE_SESSION_HOURS',
+  'TROUPE_EXECUTION_RETENTION_DAYS',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

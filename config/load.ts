@@ -42,6 +42,8 @@ export interface Config {
   console: boolean;
   /** how long a console session lasts after sign-in */
   consoleSessionHours: number;
+  /** ended executions older than this many days are deleted; 0: kept forever */
+  executionRetentionDays: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -109,6 +111,7 @@ function toConfig(e: Env): Config {
     maxResumeAttempts: e.TROUPE_MAX_RESUME_ATTEMPTS,
     console: e.TROUPE_CONSOLE,
     consoleSessionHours: e.TROUPE_CONSOLE_SESSION_HOURS,
+    executionRetentionDays: e.TROUPE_EXECUTION_RETENTION_DAYS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

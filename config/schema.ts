@@ -83,6 +83,8 @@ export const envSchema = z.object({
   TROUPE_SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   TROUPE_SMTP_FROM: z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
   TROUPE_TRUST_PROXY: int(0, 10).default(0),
+  // 0 keeps executions forever; at most 100 years
+  TROUPE_EXECUTION_RETENTION_DAYS: int(0, 36_500).default(DEFAULTS.executionRetentionDays),
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
   // shown by GET /api/cluster and in logs: printable, and short enough to read in a table
   TROUPE_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_", ":" or "-"').optional(),

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { packageFile } from '../package-root.js';
 import { createServices, type Services } from '../service/index.js';
 import { createMetrics, type AppMetrics } from './metrics.js';
 import { ConsoleSessions } from './console-sessions.js';
@@ -37,7 +38,7 @@ import { workflowRoutes } from './routes/workflows.js';
 import type { AppDeps, AppState } from './types.js';
 
 /** where `make console` (run by `make setup`) builds the console */
-export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(packageFile('dist/console'));
 
 export interface TroupeApp {
   app: Koa<AppState>;
@@ -50,7 +51,7 @@ export interface TroupeApp {
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';

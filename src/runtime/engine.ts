@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from '../model/limits.js';
 import { redactInput } from '../model/redaction.js';
 import type { ExecutionContextData } from './execution-state.js';
 import { BoundaryPersister } from './persister.js';
+import { storedEventData } from './stored-events.js';
 import { redactionValues, withSentCredentials } from '../model/secret-forms.js';
 import type { ExecutionRecord } from '../store/types.js';
 import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
@@ -119,7 +120,7 @@ export class Engine implements RunOwner {
       // SPEC §2 lists the trigger data in the context; it is the record's `trigger`, as recorded
       context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations, trigger },
     });
-    p.event(id, 'done', result);
+    p.event(id, 'done', storedEventData('done', result));
     await p.commit(id);
   }
 
@@ -148,7 +149,7 @@ export class Engine implements RunOwner {
     const p = this.persister;
     if (p === undefined || event.type === 'done') return;
     if (event.type !== 'block.started' && event.type !== 'chunk') p.log(id, event.data);
-    p.event(id, event.type, event.data);
+    p.event(id, event.type, storedEventData(event.type, event.data));
   }
 
   /**

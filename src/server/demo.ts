@@ -4,12 +4,13 @@
  * API, so the demo exercises exactly what a client would.
  */
 import { readFile } from 'node:fs/promises';
+import { packageFile } from '../package-root.js';
 import { AdminClient } from './admin-client.js';
 import type { Service } from './service.js';
 
 export const DEMO_WORKFLOW_ID = 'hello';
 export const DEMO_INPUT = { input: { name: 'ada' } };
-const DEMO_FILE = new URL('../../examples/hello.json', import.meta.url);
+const DEMO_FILE = packageFile('examples/hello.json');
 
 export type DemoOutcome = 'created' | 'deployed' | 'already-deployed';
 

@@ -243,6 +243,7 @@ export function requeueAwareExecutions(repo: ExecutionRepo): ExecutionRepo {
     },
     listEvents: (id, afterSeq) => repo.listEvents(id, afterSeq),
     listByStatus: (statuses, limit, after) => repo.listByStatus(statuses, limit, after),
+    purgeEnded: (endedBefore, limit) => repo.purgeEnded(endedBefore, limit),
   };
 }
 

@@ -10,6 +10,7 @@ import { TroupeError } from '../errors.js';
 import { buildApp } from '../http/app.js';
 import { answerClientErrors } from '../http/client-error.js';
 import { smtpMailer } from '../service/mailer.js';
+import { RetentionJob } from '../service/retention.js';
 import { openRuntime, type Runtime } from '../main.js';
 import { storeSecretSource } from '../service/index.js';
 import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
@@ -95,6 +96,11 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     // accepted webhook events left pending (a crash, back-pressure) start from here
     services.webhooks.startSweeper();
     services.schedules.start();
+    const retention = new RetentionJob(
+      { executions: runtime.store.executions, clock: runtime.services.clock, logger },
+      { retentionDays: config.executionRetentionDays },
+    );
+    retention.start();
     const url = serviceUrl(config, port);
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
     let stopping: Promise<void> | undefined;
@@ -108,7 +114,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
-        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()])
+        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop()])
           .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason))
           .finally(release);
         return stopping;

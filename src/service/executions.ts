@@ -14,6 +14,7 @@ import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } fro
 import type { LoadedWorkflow } from './compiled-cache.js';
 import { LiveExecutions, type SeqEvent } from './live.js';
 import { newExecutionId } from '../runtime/ids.js';
+import { needsRecord, replayEvents } from '../runtime/stored-events.js';
 import { withTimeout } from './background.js';
 
 /** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
@@ -193,7 +194,10 @@ export class ExecutionService {
     const repo = this.opts.store.executions;
     let after = 0;
     const drain = async (): Promise<boolean> => {
-      for (const e of await repo.listEvents(id, after)) {
+      // a stored event may name the log or record its data is in (lean records): read them after the events
+      const stored = await repo.listEvents(id, after);
+      const events = needsRecord(stored) ? replayEvents(stored, await repo.get(id)) : stored;
+      for (const e of events) {
         after = e.seq;
         onEvent({ seq: e.seq, event: e.event, data: e.data });
         if (e.event === 'done') return true;

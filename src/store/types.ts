@@ -261,6 +261,13 @@ export interface ExecutionRepo {
    * that leaves records in these statuses still reaches every one.
    */
   listByStatus(statuses: readonly ExecutionStatus[], limit: number, after?: StatusCursor): Promise<ExecutionRecord[]>;
+  /**
+   * Retention: deletes at most `limit` (clamped to 1..1000) executions that ended (completed,
+   * failed or cancelled) before `endedBefore`, in no promised order, with their logs and events, and
+   * gives their space back where the store can (SQLite: incremental vacuum). Returns how many
+   * executions went; fewer than `limit` means none older is left.
+   */
+  purgeEnded(endedBefore: string, limit: number): Promise<number>;
 }
 
 // ---- secrets --------------------------------------------------------------------------------

@@ -4,8 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { ensureBuilt } from '../helpers/build.js';
 
 const root = new URL('../../', import.meta.url).pathname;
+ensureBuilt();
 
 function troupe(args: string[], dataDir: string): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ['bin/troupe.js', ...args], {

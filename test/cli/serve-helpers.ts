@@ -3,8 +3,12 @@
  * wait for the "listening" line, talk to it with fetch, stop it with a signal.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { ensureBuilt } from '../helpers/build.js';
 
 export const root = new URL('../../', import.meta.url).pathname;
+
+// every helper here spawns bin/troupe.js, which runs dist/
+ensureBuilt();
 
 export interface ServeProcess {
   child: ChildProcess;

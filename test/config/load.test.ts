@@ -61,6 +61,14 @@ describe('config: loadConfig', () => {
     expect(() => loadConfig({ TROUPE_HOST_RPS: '0' })).to.throw(ConfigError, /TROUPE_HOST_RPS: must be greater than 0/);
   });
 
+  it('reads TROUPE_EXECUTION_RETENTION_DAYS: 30 by default, 0 keeps forever, a negative or fraction is refused', () => {
+    expect(loadConfig({}).executionRetentionDays).to.equal(30);
+    expect(loadConfig({ TROUPE_EXECUTION_RETENTION_DAYS: '0' }).executionRetentionDays).to.equal(0);
+    expect(loadConfig({ TROUPE_EXECUTION_RETENTION_DAYS: '7' }).executionRetentionDays).to.equal(7);
+    expect(() => loadConfig({ TROUPE_EXECUTION_RETENTION_DAYS: '-1' })).to.throw(/TROUPE_EXECUTION_RETENTION_DAYS: must be at least 0/);
+    expect(() => loadConfig({ TROUPE_EXECUTION_RETENTION_DAYS: '1.5' })).to.throw(/TROUPE_EXECUTION_RETENTION_DAYS: must be a whole number/);
+  });
+
   it('refuses bad values, naming each variable', () => {
     const bad = { TROUPE_CHAT_HOST: 'http://chat.example.com:3000', TROUPE_SMTP_FROM: 'not an address', TROUPE_TRUST_PROXY: '-1', TROUPE_PORT: 'x', OPENAI_BASE_URL: 'api.openai.com' };
     expect(() => loadConfig(bad)).to.throw(ConfigError).that.satisfies((e: Error) =>

@@ -22,6 +22,7 @@ import { historyContract } from '../store/contract/history.js';
 import { keysAndSecretsContract } from '../store/contract/keys-secrets.js';
 import { listsContract } from '../store/contract/lists.js';
 import { memoriesContract } from '../store/contract/memories.js';
+import { retentionContract } from '../store/contract/retention.js';
 import { schedulesContract } from '../store/contract/schedules.js';
 import { userKeysContract } from '../store/contract/user-keys.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
@@ -69,6 +70,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     schedulesContract(ctx);
     chatsContract(ctx);
     memoriesContract(ctx);
+    retentionContract(ctx);
     userKeysContract(ctx);
     listsContract(ctx);
   });

@@ -20,9 +20,8 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer
 }
 
 /**
- * Collects one request body under the limit. Its listeners are bound prototype methods, not
- * arrows made per request: tsx (esbuild keepNames) wraps each named arrow in a defineProperty
- * call, which showed in the execute profile.
+ * Collects one request body under the limit. Its listeners are kept as fields so that cleanup
+ * removes exactly the functions it added.
  */
 class BodyCollector {
   private readonly chunks: Buffer[] = [];

@@ -138,7 +138,28 @@ export class MongoExecutions implements ExecutionRepo {
       .toArray();
     return docs.map((d) => toExecution(d, true));
   }
+
+  /**
+   * Logs and events first, the record last: a purge cut short leaves a record that the next
+   * batch takes again, never logs without their record. The freed space is reused by the
+   * storage engine (deleted documents' blocks), as MongoDB does for any delete.
+   */
+  async purgeEnded(endedBefore: string, limit: number): Promise<number> {
+    const cutoff = iso(endedBefore);
+    // the (status, createdAt) index: an execution that ended before the cutoff was created before it
+    const docs = await this.executions
+      .find({ status: { $in: [...ENDED] }, createdAt: { $lt: cutoff }, endedAt: { $lt: cutoff } }, { projection: { _id: 1 } })
+      .limit(clampLimit(limit))
+      .toArray();
+    const ids = docs.map((d) => d._id);
+    if (ids.length === 0) return 0;
+    await this.logs.deleteMany({ executionId: { $in: ids } });
+    await this.events.deleteMany({ executionId: { $in: ids } });
+    return (await this.executions.deleteMany({ _id: { $in: ids } })).deletedCount;
+  }
 }
+
+const ENDED: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
 
 function changedMeanwhile(id: string): TroupeError {
   return new TroupeError('CONFLICT', `execution ${id} changed meanwhile`, { details: { executionId: id } });

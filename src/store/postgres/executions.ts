@@ -129,6 +129,24 @@ export class PgExecutions implements ExecutionRepo {
     );
     return rows.map((r) => toExecution(r, true));
   }
+
+  /**
+   * One batch in one transaction: rows another instance is purging are skipped, not waited for.
+   * PostgreSQL's autovacuum gives the space of deleted rows back to the tables (docs/store.md).
+   */
+  async purgeEnded(endedBefore: string, limit: number): Promise<number> {
+    const cutoff = iso(endedBefore);
+    return this.db.tx(async (q) => {
+      const { rows } = await q.query<{ id: string }>(`SELECT id FROM executions WHERE status IN ('completed', 'failed', 'cancelled')
+        AND created_at < $1 AND ended_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED`, [cutoff, clampLimit(limit)]);
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.id);
+      await q.query('DELETE FROM block_logs WHERE execution_id = ANY($1::text[])', [ids]);
+      await q.query('DELETE FROM execution_events WHERE execution_id = ANY($1::text[])', [ids]);
+      const removed = await q.query('DELETE FROM executions WHERE id = ANY($1::text[])', [ids]);
+      return removed.rowCount ?? 0;
+    });
+  }
 }
 
 async function writeApart(q: Querier, w: ItemWrites): Promise<Error | null> {

@@ -35,6 +35,7 @@ export function openDb(path: string, opts: SqliteOptions = {}): Db {
     throw new TroupeError('STORE_ERROR', `cannot open SQLite database ${path}: ${(err as Error).message}`, { cause: err });
   }
   try {
+    incrementalVacuum(db);
     db.pragma('journal_mode = WAL');
     for (const pragma of connectionPragmas(opts.synchronous ?? 'NORMAL')) db.pragma(pragma);
     migrate(db);
@@ -42,6 +43,26 @@ export function openDb(path: string, opts: SqliteOptions = {}): Db {
   } catch (err) {
     db.close();
     throw err instanceof TroupeError ? err : new TroupeError('STORE_ERROR', `cannot prepare SQLite database ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Retention deletes old executions; with auto_vacuum INCREMENTAL their pages can be handed back
+ * to the file system (`PRAGMA incremental_vacuum` after each purge) instead of staying in the
+ * file as free pages. A new file takes the mode before its first table; a file made before it
+ * needs one full VACUUM to switch, once (it rewrites the file: seconds for a large database).
+ */
+function incrementalVacuum(db: Db): void {
+  const INCREMENTAL = 2;
+  if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return;
+  db.pragma('auto_vacuum = INCREMENTAL');
+  const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
+  if (tables.n === 0) return;
+  try {
+    db.exec('VACUUM');
+  } catch {
+    // another connection is reading (busy): the switch waits for a later open; until then the
+    // purge still deletes, and the freed pages are reused rather than handed back
   }
 }
 

@@ -29,6 +29,20 @@ const UPSERT_EVENTS = `INSERT INTO execution_event_batches (execution_id, first_
   ON CONFLICT (execution_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`;
 
 /**
+ * The executions one retention batch takes: ended ones, through executions_by_status (an execution
+ * that ended before the cutoff was created before it too), oldest first within each status. No
+ * index of its own: one more index entry per execution for a job that runs hourly.
+ */
+const ENDED_BATCH = `SELECT id FROM executions WHERE status IN ('completed', 'failed', 'cancelled')
+  AND created_at < @cutoff AND ended_at < @cutoff LIMIT @limit`;
+/** The three deletes of a batch select the same executions: the first two leave the executions table as it is. */
+const PURGE_OPS = [
+  `DELETE FROM block_logs WHERE execution_id IN (${ENDED_BATCH})`,
+  `DELETE FROM execution_event_batches WHERE execution_id IN (${ENDED_BATCH})`,
+  `DELETE FROM executions WHERE id IN (${ENDED_BATCH})`,
+];
+
+/**
  * Reads run on the service's connection; every write goes through the writer (a thread of its
  * own for a file), in order, as statements whose rows are built here.
  */
@@ -148,6 +162,21 @@ export class SqliteExecutions implements ExecutionRepo {
     const cursor = after === undefined ? [] : [after.createdAt, after.createdAt, after.id];
     const rows = this.prepared(sql).all(...statuses, ...cursor, clampLimit(limit)) as ExecutionRow[];
     return rows.map((r) => toExecution(r, true));
+  }
+
+  /**
+   * On the writer (a thread for a file), so the deletes never hold the service's event loop; the
+   * pages they free go back to the file system in the same transaction.
+   */
+  async purgeEnded(endedBefore: string, limit: number): Promise<number> {
+    const params = [{ cutoff: iso(endedBefore), limit: clampLimit(limit) }];
+    const ops: WriteOp[] = PURGE_OPS.map((sql) => ({ sql, params }));
+    ops.push({ sql: 'PRAGMA incremental_vacuum', params: [], exec: true });
+    const [result] = await this.writer.run([ops]);
+    if (result === undefined || !('changes' in result)) {
+      throw new TroupeError('STORE_ERROR', `purging ended executions failed: ${result?.message ?? 'no result'}`, { retryable: true });
+    }
+    return result.changes[2] ?? 0;
   }
 
   /** Throws before anything is sent when the batch is malformed. */

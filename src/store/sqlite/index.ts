@@ -40,7 +40,7 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     executions: guarded(new SqliteExecutions(db, now, writer), 'executions'),
     secrets: guarded(new SqliteSecrets(db, now), 'secrets'),
     webhooks: guarded(new SqliteWebhooks(db), 'webhooks'),
-    schedules: guarded(new SqliteSchedules(db), 'schedules'),
+    schedules: guarded(new SqliteSchedules(db, writer), 'schedules'),
     chats: guarded(new SqliteChats(db), 'chats'),
     memories: guarded(new SqliteMemories(db, now), 'memories'),
     async ping() {

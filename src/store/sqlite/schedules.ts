@@ -1,6 +1,10 @@
 import { clampLimit, iso } from '../shared.js';
 import type { FireOutcome, ScheduleEntry, ScheduleFire, ScheduleRepo } from '../types.js';
 import type { Db } from './db.js';
+import type { Writer } from './writer.js';
+
+const UPSERT_BEAT = `INSERT INTO scheduler_heartbeat (id, at) VALUES ('last', ?)
+  ON CONFLICT (id) DO UPDATE SET at = excluded.at WHERE excluded.at > at`;
 
 interface EntryRow {
   workflow_id: string;
@@ -49,9 +53,13 @@ export class SqliteSchedules implements ScheduleRepo {
   private readonly selectLastRun;
   private readonly purge;
   private readonly selectBeat;
-  private readonly upsertBeat;
 
-  constructor(private readonly db: Db) {
+  /**
+   * `writer`: where the heartbeat goes. Written every second, it went through the service's
+   * connection, whose write waited (synchronously, on the event loop) for the writer thread's
+   * transactions under load; on the writer it queues behind them instead.
+   */
+  constructor(private readonly db: Db, private readonly writer: Writer) {
     // a changed cron or zone starts afresh: an occurrence of the new one from before the deploy must not catch up
     this.upsert = db.prepare(`INSERT INTO schedules (workflow_id, trigger_id, version, spec, active_from, last_due_at) VALUES (?, ?, ?, ?, ?, NULL)
       ON CONFLICT (workflow_id, trigger_id) DO UPDATE SET version = excluded.version,
@@ -81,8 +89,6 @@ export class SqliteSchedules implements ScheduleRepo {
         AND g.trigger_id = f.trigger_id AND g.due_at > f.due_at AND g.execution_id IS NOT NULL))
       AND EXISTS (SELECT 1 FROM schedule_fires h WHERE h.workflow_id = f.workflow_id AND h.trigger_id = f.trigger_id AND h.due_at > f.due_at)`);
     this.selectBeat = db.prepare<[], { at: string }>("SELECT at FROM scheduler_heartbeat WHERE id = 'last'");
-    this.upsertBeat = db.prepare(`INSERT INTO scheduler_heartbeat (id, at) VALUES ('last', ?)
-      ON CONFLICT (id) DO UPDATE SET at = excluded.at WHERE excluded.at > at`);
   }
 
   async put(workflowId: string, entries: readonly { triggerId: string; version: number; spec: string }[], activeFrom: string): Promise<void> {
@@ -144,6 +150,7 @@ export class SqliteSchedules implements ScheduleRepo {
   }
 
   async beat(at: string): Promise<void> {
-    this.upsertBeat.run(iso(at));
+    const [result] = await this.writer.run([[{ sql: UPSERT_BEAT, params: [iso(at)] }]]);
+    if (result !== undefined && !('changes' in result)) throw new Error(`scheduler heartbeat not written: ${result.message}`);
   }
 }

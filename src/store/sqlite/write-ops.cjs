@@ -26,6 +26,11 @@ function statement(db, cache, sql) {
 }
 
 function runOp(db, cache, op) {
+  // a statement run to its end in one call: `PRAGMA incremental_vacuum` frees one page per step
+  if (op.exec === true) {
+    db.exec(op.sql);
+    return 0;
+  }
   const stmt = statement(db, cache, op.sql);
   if (op.expect === 'row') {
     if (stmt.get(...op.params) === undefined) throw new Refused(op.code, op.message);

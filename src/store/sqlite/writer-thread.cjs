@@ -14,6 +14,8 @@ const db = new Database(workerData.path);
 for (const pragma of workerData.pragmas) db.pragma(pragma);
 db.pragma('wal_autocheckpoint = 0');
 const cache = new Map();
+// the statements' texts by the numbers the service's thread gives them (writer.ts)
+const sqls = new Map();
 let lastCheckpoint = Date.now();
 
 function checkpoint() {
@@ -40,6 +42,8 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
+    for (const [n, sql] of message.sqls) sqls.set(n, sql);
+    for (const ops of message.items) for (const op of ops) op.sql = sqls.get(op.sqlId);
     parentPort.postMessage({ id: message.id, results: runItems(db, cache, message.items) });
   } catch (err) {
     parentPort.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });

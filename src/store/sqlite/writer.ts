@@ -51,6 +51,9 @@ export class ThreadWriter implements Writer {
   private readonly waiting = new Map<number, Waiting>();
   private drained: (() => void) | null = null;
   private stopped = false;
+  /** statements the current thread knows by number */
+  private sqlIds = new Map<string, number>();
+  private nextSqlId = 0;
 
   constructor(private readonly path: string, private readonly opts: ThreadWriterOptions) {}
 
@@ -60,7 +63,16 @@ export class ThreadWriter implements Writer {
     const id = this.nextId++;
     return new Promise<ItemResult[]>((resolve, reject) => {
       try {
-        worker.postMessage({ id, items });
+        const sent: WriteOp[][] = [];
+        const sqls: [number, string][] = [];
+        for (const ops of items) sent.push(ops.map((op) => this.interned(op, sqls)));
+        try {
+          worker.postMessage({ id, items: sent, sqls });
+        } catch (err) {
+          // not sent: the thread did not learn these numbers
+          for (const [, sql] of sqls) this.sqlIds.delete(sql);
+          throw err;
+        }
       } catch (err) {
         // a value the structured clone refuses: nothing was sent, nothing waits
         reject(new TroupeError('STORE_ERROR', `cannot send the write to the SQLite writer: ${(err as Error).message}`));
@@ -69,6 +81,20 @@ export class ThreadWriter implements Writer {
       this.waiting.set(id, { resolve, reject });
       if (this.waiting.size === 1) worker.ref();
     });
+  }
+
+  /**
+   * The op with its SQL text replaced by a number the thread learns once: the text of every
+   * statement was copied into each message (about a third of a boundary batch's bytes).
+   */
+  private interned(op: WriteOp, sqls: [number, string][]): WriteOp {
+    let n = this.sqlIds.get(op.sql);
+    if (n === undefined) {
+      n = this.nextSqlId++;
+      this.sqlIds.set(op.sql, n);
+      sqls.push([n, op.sql]);
+    }
+    return { ...op, sql: '', sqlId: n };
   }
 
   async stop(): Promise<void> {
@@ -99,6 +125,7 @@ export class ThreadWriter implements Writer {
     // after the listeners: adding one refs the worker again
     worker.unref();
     this.worker = worker;
+    this.sqlIds = new Map();
     return worker;
   }
 

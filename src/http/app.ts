@@ -69,10 +69,8 @@ export function streamError(err: unknown): Record<string, unknown> {
   return { type: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}), stack: err.stack };
 }
 
-/** The app with the services and metrics behind it (serve uses the services for recovery and the demo). */
-export function buildApp(deps: AppDeps): TroupeApp {
-  const metrics = createMetrics();
-  const services = createServices({
+function appServices(deps: AppDeps, metrics: AppMetrics): Services {
+  return createServices({
     store: deps.store,
     engine: deps.engine,
     registry: deps.registry,
@@ -87,6 +85,12 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.eventPollMs === undefined ? {} : { pollMs: deps.eventPollMs }),
   });
+}
+
+/** The app with the services and metrics behind it (serve uses the services for recovery and the demo). */
+export function buildApp(deps: AppDeps): TroupeApp {
+  const metrics = createMetrics();
+  const services = appServices(deps, metrics);
   metrics.trackInflight(() => services.executions.inflight);
   const version = packageVersion();
   const cluster = new ClusterService({ instanceId: deps.config.instanceId, version, running: () => deps.engine.inflight, ...(deps.now ? { now: deps.now } : {}) });

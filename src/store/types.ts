@@ -108,8 +108,8 @@ export interface ApiKeyRepo {
 
 // ---- executions -----------------------------------------------------------------------------
 
-export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
 export interface ExecutionRecord {
   id: string;
@@ -304,6 +304,34 @@ export interface MemoryRepo {
   deleteWorkflow(workflowId: string): Promise<number>;
 }
 
+// ---- waits (wait blocks: SPEC §2.1, docs/waiting.md) ------------------------------------------
+
+/**
+ * The due time of one waiting block run. Written when the block starts waiting, so a run that
+ * starts again (a resumption after a crash, a wake-up) finds the same due time; the waker
+ * polls the entries that fell due.
+ */
+export interface WaitEntry {
+  executionId: string;
+  /** the block's run within its execution (its runKey: scope and block id) */
+  key: string;
+  workflowId: string;
+  /** when the block started waiting */
+  since: string;
+  dueAt: string;
+}
+
+export interface WaitRepo {
+  /** stores the entry unless one exists for (executionId, key); returns the stored one (the first wins) */
+  begin(entry: WaitEntry): Promise<WaitEntry>;
+  /** entries due at or before `at`, earliest first (dueAt, executionId, key), at most `limit` */
+  due(at: string, limit: number): Promise<WaitEntry[]>;
+  /** an execution's entries, by key */
+  listByExecution(executionId: string): Promise<WaitEntry[]>;
+  /** removes one entry, or every entry of the execution when `key` is absent; returns how many */
+  delete(executionId: string, key?: string): Promise<number>;
+}
+
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
@@ -317,6 +345,7 @@ export interface Store {
   readonly schedules: ScheduleRepo;
   readonly chats: ChatRepo;
   readonly memories: MemoryRepo;
+  readonly waits: WaitRepo;
   /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
   ping(): Promise<void>;
   close(): Promise<void>;

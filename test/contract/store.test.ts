@@ -26,6 +26,7 @@ import { schedulesContract } from '../store/contract/schedules.js';
 import { userKeysContract } from '../store/contract/user-keys.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
 import { workflowsContract } from '../store/contract/workflows.js';
+import { waitsContract } from '../store/contract/waits.js';
 
 export function storeContract(name: string, makeHarness: MakeHarness): void {
   describe(`store contract: ${name}`, function () {
@@ -71,6 +72,7 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     memoriesContract(ctx);
     userKeysContract(ctx);
     listsContract(ctx);
+    waitsContract(ctx);
   });
 }
 

@@ -26,6 +26,7 @@ export const COLLECTIONS = {
   chatCodes: 'chat_codes',
   memories: 'memories',
   memoryCounters: 'memory_counters',
+  waits: 'waits',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -72,6 +73,7 @@ export interface ChatCodeDoc {
 /** One remembered message; `_id` is (workflow, conversation) and its seq */
 export interface MemoryDoc { _id: string; workflowId: string; conversationId: string; seq: number; role: string; content: string; createdAt: string }
 /** A conversation's last seq given out: `_id` is (workflow, conversation); kept by a delete so seqs never repeat */
+export interface WaitDoc { _id: string; executionId: string; key: string; workflowId: string; since: string; dueAt: string }
 export interface MemoryCounterDoc { _id: string; workflowId: string; conversationId: string; lastSeq: number }
 
 const NAMESPACE_EXISTS = 48;
@@ -98,6 +100,7 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.chatCodes]: [{ key: { workflowId: 1 } }, { key: { subdomain: 1 } }],
   [COLLECTIONS.memories]: [{ key: { workflowId: 1, conversationId: 1, seq: 1 }, unique: true }],
   [COLLECTIONS.memoryCounters]: [{ key: { workflowId: 1 } }],
+  [COLLECTIONS.waits]: [{ key: { dueAt: 1, executionId: 1, key: 1 } }, { key: { executionId: 1, key: 1 } }],
 };
 
 /**

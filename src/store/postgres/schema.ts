@@ -177,4 +177,16 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, conversation_id)
   );
   `,
+  // Due times of waiting blocks (docs/waiting.md): one row per waiting block run, polled by due time.
+  `
+  CREATE TABLE waits (
+    execution_id ${T} NOT NULL,
+    key          ${T} NOT NULL,
+    workflow_id  ${T} NOT NULL,
+    since        ${T} NOT NULL,
+    due_at       ${T} NOT NULL,
+    PRIMARY KEY (execution_id, key)
+  );
+  CREATE INDEX waits_by_due ON waits (due_at, execution_id, key);
+  `,
 ];

@@ -225,4 +225,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_by_created ON executions (created_at DESC, id DESC);
   CREATE INDEX executions_by_trigger_type ON executions (json_extract(trigger, '$.type'), created_at DESC, id DESC);
   `,
+  // Due times of waiting blocks (docs/waiting.md): one row per waiting block run, polled by due time.
+  `
+  CREATE TABLE waits (
+    execution_id TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    workflow_id  TEXT NOT NULL,
+    since        TEXT NOT NULL,
+    due_at       TEXT NOT NULL,
+    PRIMARY KEY (execution_id, key)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX waits_by_due ON waits (due_at, execution_id, key);
+  `,
 ];

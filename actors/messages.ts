@@ -1,6 +1,7 @@
 import { TroupeError, type ErrorInfo } from '../src/errors.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { IterationRef } from '../src/runtime/types.js';
+import type { WaitingInfo } from '../src/blocks/types.js';
 
 /**
  * What travels on a block inbox subject: "my connection `c` to you is settled", active or not,
@@ -57,6 +58,8 @@ export type BlockReport =
    * after a crash keeps the input too, as one cancelled in a live process does
    */
   | { type: 'BLOCK.INPUT'; blockId: string; iteration: IterationRef | null; input: unknown }
+  /** a top-level block is waiting (SPEC §2.1): the execution may park once nothing else runs */
+  | { type: 'BLOCK.WAITING'; blockId: string; iteration: IterationRef | null; info: WaitingInfo }
   /** a loop or parallel starts another attempt (its `retry`): its earlier attempt's child logs go */
   | { type: 'CONTAINER.ATTEMPT'; blockId: string; iteration: IterationRef | null };
 

@@ -13,4 +13,7 @@ export const DEFAULTS = {
   functionTimeoutMs: 5000,
   functionMemoryMb: 64,
   busPrefix: 'troupe',
+  syncWaitMs: 30_000,
+  maxWaitDays: 30,
+  waitPollMs: 1000,
 } as const;

@@ -33,6 +33,11 @@ export interface Config {
   busPrefix: string;
   /** this process's name among the service's instances (GET /api/cluster); unset: generated per start */
   instanceId: string | undefined;
+  /** waits longer than this park the execution and answer a sync caller 202 waiting (SPEC §2.1) */
+  syncWaitMs: number;
+  maxWaitDays: number;
+  /** how often waits that fell due are looked for */
+  waitPollMs: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -90,6 +95,9 @@ function toConfig(e: Env): Config {
     trustProxy: e.TROUPE_TRUST_PROXY,
     busPrefix: e.TROUPE_BUS_PREFIX,
     instanceId: e.TROUPE_INSTANCE_ID,
+    syncWaitMs: e.TROUPE_SYNC_WAIT_MS,
+    maxWaitDays: e.TROUPE_MAX_WAIT_DAYS,
+    waitPollMs: e.TROUPE_WAIT_POLL_MS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

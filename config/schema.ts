@@ -86,6 +86,11 @@ export const envSchema = z.object({
   TROUPE_BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be one subject token').default(DEFAULTS.busPrefix),
   // shown by GET /api/cluster and in logs: printable, and short enough to read in a table
   TROUPE_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_", ":" or "-"').optional(),
+  // a sync caller is answered 202 waiting when its execution parks on a wait longer than this (SPEC §2.1)
+  TROUPE_SYNC_WAIT_MS: int(0, 2_147_483_647).default(DEFAULTS.syncWaitMs),
+  TROUPE_MAX_WAIT_DAYS: int(1, 3650).default(DEFAULTS.maxWaitDays),
+  // how often the waker looks for waits that fell due (docs/waiting.md)
+  TROUPE_WAIT_POLL_MS: int(50, 3_600_000).default(DEFAULTS.waitPollMs),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

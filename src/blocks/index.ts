@@ -12,9 +12,11 @@ import { responseBlock } from './response.js';
 import { routerBlock } from './router.js';
 import { toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
+import { waitBlock } from './wait.js';
 import type { AnyBlockType } from './types.js';
 
-export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock };
+export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock, waitBlock };
+export { setMaxWaitDays } from './wait.js';
 export { validateStarterInput, checkStarterInput } from './starter.js';
 
 /** Every block type by its `type` name: runnable ones and containers (run by container actors). */
@@ -29,6 +31,7 @@ export const blockTypes: Record<string, AnyBlockType> = {
   memory: memoryBlock,
   loop: loopBlock,
   parallel: parallelBlock,
+  wait: waitBlock,
 };
 
 /** What the pure model needs to validate workflows: the block types seen through BlockTypeInfo. */
@@ -117,7 +120,11 @@ function edited(config: unknown, at: readonly z.core.$ZodIssue[], value: unknown
 
 function blockTypeInfo(type: AnyBlockType): BlockTypeInfo {
   const info: BlockTypeInfo = {
-    validateConfig: (config) => zodIssues(new z.ZodError(judgeConfig(type, config).issues)),
+    validateConfig: (config) => {
+      const judged = judgeConfig(type, config);
+      const saved = judged.data !== undefined && 'validateSaved' in type && type.validateSaved !== undefined ? type.validateSaved(judged.data) : [];
+      return [...zodIssues(new z.ZodError(judged.issues)), ...saved.map((i) => ({ path: toPointer(i.path), message: i.message }))];
+    },
     handles(config) {
       // handles() expects a parsed config (defaults applied); an invalid one has none to offer
       const judged = judgeConfig(type, config);

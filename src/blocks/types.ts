@@ -43,6 +43,23 @@ export interface BlockServices {
   memory?: MemoryPort;
   functionTimeoutMs: number;
   functionMemoryMb: number;
+  /** due times of waiting blocks (the store's waits); absent: a wait is kept in memory only */
+  waits?: WaitPort;
+  /** the longest wait (TROUPE_MAX_WAIT_DAYS); default 30 days */
+  maxWaitMs?: number;
+}
+
+/** Where a wait block keeps its due time, so a run that starts again finds the same one. */
+export interface WaitPort {
+  begin(entry: { executionId: string; key: string; workflowId: string; since: string; dueAt: string }): Promise<{ since: string; dueAt: string }>;
+  delete(executionId: string, key?: string): Promise<number>;
+}
+
+/** What a block that waits tells its execution (SPEC §2.1: the record's `waiting` entries). */
+export interface WaitingInfo {
+  kind: 'wait';
+  since: string;
+  until?: string;
 }
 
 export interface BlockRunContext<C> {
@@ -72,6 +89,8 @@ export interface BlockRunContext<C> {
   services: BlockServices;
   /** streaming output (agent tokens) */
   emitChunk(text: string): void;
+  /** the block is waiting (wait block): its execution may park while nothing else runs */
+  onWaiting?(info: WaitingInfo): void;
 }
 
 export interface BlockResult {
@@ -95,6 +114,8 @@ export interface BlockType<C = Record<string, unknown>> {
   literalFields?: readonly string[];
   /** outputs besides `error` when a failure takes the error connection (api: status 0, no data) */
   failureOutput?: () => Record<string, unknown>;
+  /** checks of a literal config that hold when a workflow is saved, not when it runs (a wait's `until` in the past) */
+  validateSaved?(config: C): { path: PropertyKey[]; message: string }[];
   run(ctx: BlockRunContext<C>): Promise<BlockResult>;
 }
 

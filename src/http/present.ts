@@ -16,7 +16,10 @@ export function executionSummary(r: ExecutionRecord): Record<string, unknown> {
 }
 
 export function executionView(r: ExecutionDetail): Record<string, unknown> {
-  return { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
+  const view: Record<string, unknown> = { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
+  // SPEC §2.1: what a waiting execution waits for
+  if (r.status === 'waiting') view['waiting'] = (r.context as { waiting?: unknown } | null | undefined)?.waiting ?? [];
+  return view;
 }
 
 /** A block log as SPEC §4.2 shows it: without `activated`, which is kept for crash resumption only. */
@@ -28,6 +31,11 @@ export function publicLog<T extends { activated?: unknown }>(log: T): Omit<T, 'a
 
 export function statusUrl(executionId: string): string {
   return `/api/executions/${encodeURIComponent(executionId)}`;
+}
+
+/** What a sync caller or a stream gets when the execution parks (SPEC §2.1). */
+export function waitingBody(executionId: string): Record<string, unknown> {
+  return { executionId, statusUrl: statusUrl(executionId), status: 'waiting' };
 }
 
 /** The sync body of SPEC §4.2 (also the data of the SSE `done` event). */

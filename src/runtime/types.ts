@@ -25,6 +25,8 @@ export interface RuntimeDeps {
   executions?: ExecutionRepo;
   busPrefix: string;
   executionTimeoutMs: number;
+  /** a wait falling due further away than this parks the execution (TROUPE_SYNC_WAIT_MS); absent: never parks */
+  parkAfterMs?: number;
   newId?: () => string;
   /**
    * Values every execution redacts as it redacts its secrets, though no `{{NAME}}` reads them:
@@ -33,8 +35,17 @@ export interface RuntimeDeps {
   redact?: readonly string[];
 }
 
-export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-export type BlockStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export type BlockStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+/** One entry of a waiting execution's `waiting` list (SPEC §2.1). */
+export interface WaitingEntry {
+  blockId: string;
+  iteration: IterationRef | null;
+  kind: 'wait';
+  since: string;
+  until?: string;
+}
 
 /**
  * Which iteration a block ran in: the innermost container and its index, and, inside a nested
@@ -78,6 +89,9 @@ export interface ExecutionResult {
   startedAt: string;
   endedAt: string;
   durationMs: number;
+  /** status `waiting`: what it waits for, and the running time it had used (the time limit counts only that) */
+  waiting?: WaitingEntry[];
+  activeMs?: number;
 }
 
 /** Live events of one execution: what SSE streams and the CLI prints. */
@@ -85,7 +99,9 @@ export type ExecutionEvent =
   | { type: 'block.started'; data: { blockId: string; blockName: string; blockType: string; order: number; iteration: IterationRef | null } }
   | { type: 'block.completed' | 'block.failed' | 'block.skipped'; data: BlockLogEntry }
   | { type: 'chunk'; data: { blockId: string; text: string; iteration: IterationRef | null } }
-  | { type: 'done'; data: ExecutionResult };
+  | { type: 'done'; data: ExecutionResult }
+  /** the execution parked (SPEC §2.1): this run ends here, a later one resumes it */
+  | { type: 'waiting'; data: ExecutionResult };
 
 export interface StartRequest {
   workflowId: string;

@@ -16,6 +16,7 @@ import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './rec
 import { lockDataDir } from './data-dir-lock.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
+import { Waker } from './waker.js';
 
 /** How long a shutdown waits for running executions before cancelling them. */
 export const SHUTDOWN_GRACE_MS = 15_000;
@@ -54,6 +55,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       // what the engine cannot throw to a caller: a record batch the store refused, lifecycle events
       // the bus could not take, a run that failed to end cleanly
       onError: (err) => logger.error({ err }, 'execution runtime error (record, lifecycle event or run)'),
+      park: true,
     });
   } catch (err) {
     lock?.release();
@@ -88,6 +90,11 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       return handle;
     };
     const recovery = await recover(runtime, logger, false, launch);
+    // parked executions resume here at their due time, whichever instance polls first (docs/waiting.md)
+    const waker = new Waker(
+      { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch },
+      { executionTimeoutMs: config.executionTimeoutMs, pollMs: config.waitPollMs, now: () => runtime.services.clock.now() },
+    );
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
@@ -95,6 +102,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     // accepted webhook events left pending (a crash, back-pressure) start from here
     services.webhooks.startSweeper();
     services.schedules.start();
+    waker.start();
     const url = serviceUrl(config, port);
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
     let stopping: Promise<void> | undefined;
@@ -108,7 +116,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
-        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()])
+        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), waker.stop()])
           .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason))
           .finally(release);
         return stopping;

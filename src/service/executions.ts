@@ -181,7 +181,7 @@ export class ExecutionService {
       };
       unsubscribe = this.live.follow(id, (e) => {
         onEvent(e);
-        if (e.event === 'done') finish();
+        if (e.event === 'done' || e.event === 'waiting') finish();
       });
       if (unsubscribe === null) resolve(false);
       else if (signal.aborted) finish();
@@ -192,9 +192,11 @@ export class ExecutionService {
   private async pollStore(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<void> {
     const repo = this.opts.store.executions;
     let after = 0;
+    let last = '';
     const drain = async (): Promise<boolean> => {
       for (const e of await repo.listEvents(id, after)) {
         after = e.seq;
+        last = e.event;
         onEvent({ seq: e.seq, event: e.event, data: e.data });
         if (e.event === 'done') return true;
       }
@@ -203,6 +205,8 @@ export class ExecutionService {
     while (!signal.aborted) {
       if (await drain()) return;
       const rec = await repo.get(id);
+      // parked (SPEC §2.1): the stream ends with its `waiting` event, as a live one does
+      if (rec?.status === 'waiting' && last === 'waiting') return;
       // the end is written with its `done` event in one transaction: read once more, then stop
       if (rec === null || TERMINAL_STATUSES.includes(rec.status)) {
         await drain();

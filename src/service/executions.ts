@@ -15,6 +15,7 @@ import type { LoadedWorkflow } from './compiled-cache.js';
 import { LiveExecutions, type SeqEvent } from './live.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { withTimeout } from './background.js';
+import { cancelParked } from './parked.js';
 
 /** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
 export interface ExecutionObserver {
@@ -156,6 +157,10 @@ export class ExecutionService {
       throw new TroupeError('CONFLICT', `execution ${rec.id} has already ended (${rec.status})`, { details: { status: rec.status } });
     }
     const handle = this.handles.get(rec.id);
+    // parked: it runs nowhere, its record is ended here (unless a wake-up claimed it just now)
+    if (rec.status === 'waiting' && handle === undefined && 'logs' in rec) {
+      if (await cancelParked(this.opts.store, this.opts.engine, rec as ExecutionDetail)) return 'cancelled';
+    }
     this.opts.engine.cancel(rec.id);
     if (handle === undefined) return null;
     const result = await withTimeout(handle.done, this.opts.cancelWaitMs ?? 10_000).catch(() => null);

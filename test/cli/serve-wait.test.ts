@@ -8,6 +8,8 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'nats';
+import { startNatsServer } from '../helpers/nats-server.js';
 import { call, ensureStopped, startServe, type ServeProcess } from './serve-helpers.js';
 
 function waitWorkflow(id: string, wait: Record<string, unknown>): unknown {
@@ -157,5 +159,43 @@ describe('wait block through troupe serve', function () {
     expect(ok.status, JSON.stringify(ok.body)).to.equal(201);
     const ref = await call(proc.url, 'POST', '/api/workflows', { token, body: waitWorkflow('ref', { until: '<start.when>' }) });
     expect(ref.status, JSON.stringify(ref.body)).to.equal(201);
+  });
+
+  it('over NATS: parking publishes execution.waiting; a parked execution is cancelled at once', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect({ servers: nats.url });
+    try {
+      const seen: { subject: string; data: any }[] = [];
+      nc.subscribe('troupe.events.execution.*', {
+        callback: (err, m) => {
+          if (err === null) seen.push({ subject: m.subject, data: JSON.parse(new TextDecoder().decode(m.data)) });
+        },
+      });
+      await nc.flush();
+      const data = tempDir();
+      proc = await startServe(data, [], { NATS_URL: nats.url, TROUPE_SYNC_WAIT_MS: '1000', TROUPE_WAIT_POLL_MS: '200' });
+      const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+      const key = await deploy(proc.url, token, waitWorkflow('hour', { duration: 'PT1H' }));
+      const r = await call(proc.url, 'POST', '/api/workflows/hour/execute', { apiKey: key, body: { input: {} } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(202);
+      const id = r.body.executionId as string;
+      const waiting = await until(async () => seen.find((m) => m.subject === 'troupe.events.execution.waiting') ?? null, 10_000, 'execution.waiting');
+      expect(waiting.data).to.include({ executionId: id, workflowId: 'hour', status: 'waiting' });
+      const cancel = await call(proc.url, 'POST', `/api/executions/${id}/cancel`, { token });
+      expect(cancel.status).to.equal(200);
+      expect(cancel.body).to.deep.equal({ executionId: id, status: 'cancelled' });
+      const rec = await call(proc.url, 'GET', `/api/executions/${id}`, { token });
+      expect(rec.body.status).to.equal('cancelled');
+      expect(rec.body.error.code).to.equal('CANCELLED');
+      expect(rec.body.logs.find((l: { blockId: string }) => l.blockId === 'w').status).to.equal('cancelled');
+      await until(async () => seen.find((m) => m.subject === 'troupe.events.execution.cancelled') ?? null, 10_000, 'execution.cancelled');
+      const again = await call(proc.url, 'POST', `/api/executions/${id}/cancel`, { token });
+      expect(again.status).to.equal(409);
+    } finally {
+      await nc.close();
+      await ensureStopped(proc);
+      proc = undefined;
+      await nats.stop();
+    }
   });
 });

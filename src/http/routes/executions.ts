@@ -100,7 +100,7 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
     },
     {
       method: 'post', path: '/api/executions/{id}/cancel', operationId: 'cancelExecution', tag: 'executions', auth: 'adminOrKey',
-      summary: 'Cancel a queued or running execution',
+      summary: 'Cancel a queued, running or waiting execution',
       description: 'When it runs in this process the answer waits for it to end: 200 with the final status. Otherwise the cancel is '
         + 'sent over the bus to the process running it: 202 with status "cancelling".',
       responses: { 200: { description: 'ended', schema: cancelResponseSchema, headers: ['X-Execution-Id'] },

@@ -332,6 +332,38 @@ export interface WaitRepo {
   delete(executionId: string, key?: string): Promise<number>;
 }
 
+// ---- approvals (approval blocks: SPEC §2.1, docs/waiting.md) -----------------------------------
+
+export type ApprovalDecision = 'approved' | 'rejected' | 'timeout';
+
+/** One approval block run waiting for (or having had) a decision. */
+export interface ApprovalEntry {
+  executionId: string;
+  /** the block's run within its execution (scope and block id) */
+  key: string;
+  blockId: string;
+  workflowId: string;
+  /** sha256 hex of the one-time link's token; the token itself is never stored */
+  tokenHash: string;
+  message: string;
+  since: string;
+  /** when `timeoutMs` passes; null without one */
+  expiresAt: string | null;
+  decision: ApprovalDecision | null;
+  data: unknown;
+  decidedAt: string | null;
+  decidedBy: string | null;
+}
+
+export interface ApprovalRepo {
+  /** stores the entry unless one exists for (executionId, key); returns the stored one (the first wins) */
+  begin(entry: ApprovalEntry): Promise<ApprovalEntry>;
+  get(executionId: string, key: string): Promise<ApprovalEntry | null>;
+  findByTokenHash(tokenHash: string): Promise<ApprovalEntry | null>;
+  /** records the decision only while there is none: false when one was already recorded */
+  decide(executionId: string, key: string, d: { decision: ApprovalDecision; data: unknown; decidedAt: string; decidedBy: string }): Promise<boolean>;
+}
+
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
@@ -346,6 +378,7 @@ export interface Store {
   readonly chats: ChatRepo;
   readonly memories: MemoryRepo;
   readonly waits: WaitRepo;
+  readonly approvals: ApprovalRepo;
   /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
   ping(): Promise<void>;
   close(): Promise<void>;

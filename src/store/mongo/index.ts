@@ -18,6 +18,7 @@ import { supportsTransactions, Txn } from './txn.js';
 import { MongoWebhooks } from './webhooks.js';
 import { MongoWorkflows } from './workflows.js';
 import { MongoWaits } from './waits.js';
+import { MongoApprovals } from './approvals.js';
 
 export interface OpenMongoOptions {
   now?: Now;
@@ -63,6 +64,7 @@ function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
     chats: guarded(new MongoChats(db), 'chats', classifyMongoError),
     memories: guarded(new MongoMemories(db, now), 'memories', classifyMongoError),
     waits: guarded(new MongoWaits(db), 'waits', classifyMongoError),
+    approvals: guarded(new MongoApprovals(db), 'approvals', classifyMongoError),
     async ping() {
       try {
         await db.command({ ping: 1 });

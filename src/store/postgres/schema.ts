@@ -189,4 +189,22 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX waits_by_due ON waits (due_at, execution_id, key);
   `,
+  // Approval blocks (docs/waiting.md): one row per block run; the link's token only as its hash.
+  `
+  CREATE TABLE approvals (
+    execution_id ${T} NOT NULL,
+    key          ${T} NOT NULL,
+    block_id     ${T} NOT NULL,
+    workflow_id  ${T} NOT NULL,
+    token_hash   ${T} NOT NULL UNIQUE,
+    message      TEXT NOT NULL,
+    since        ${T} NOT NULL,
+    expires_at   ${T},
+    decision     ${T},
+    data         TEXT,
+    decided_at   ${T},
+    decided_by   ${T},
+    PRIMARY KEY (execution_id, key)
+  );
+  `,
 ];

@@ -237,4 +237,22 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX waits_by_due ON waits (due_at, execution_id, key);
   `,
+  // Approval blocks (docs/waiting.md): one row per block run; the link's token only as its hash.
+  `
+  CREATE TABLE approvals (
+    execution_id TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    block_id     TEXT NOT NULL,
+    workflow_id  TEXT NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    message      TEXT NOT NULL,
+    since        TEXT NOT NULL,
+    expires_at   TEXT,
+    decision     TEXT,
+    data         TEXT,
+    decided_at   TEXT,
+    decided_by   TEXT,
+    PRIMARY KEY (execution_id, key)
+  ) STRICT;
+  `,
 ];

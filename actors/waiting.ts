@@ -40,6 +40,7 @@ export function noteWaiting(host: WaitingHost, blockId: string, info: WaitingInf
   const waits = (host.waits ??= { entries: new Map(), pausedLeftMs: null, quiet: null });
   const entry: WaitingEntry = { blockId, iteration: null, kind: info.kind, since: info.since };
   if (info.until !== undefined) entry.until = info.until;
+  if (info.message !== undefined) entry.message = info.message;
   waits.entries.set(blockId, entry);
   return entry;
 }

@@ -53,7 +53,11 @@ export type ErrorCode =
   | 'INTERNAL'
   | 'NOT_IMPLEMENTED'
   | 'METHOD_NOT_ALLOWED'
-  | 'NOT_READY';
+  | 'NOT_READY'
+  /** an approval decision for a block that is not waiting for one (SPEC §4.2) */
+  | 'NOT_WAITING'
+  /** an approval's timeoutMs passed and the block has no `timeout` connection (SPEC §2.1) */
+  | 'APPROVAL_TIMEOUT';
 
 export interface ErrorOptions {
   details?: unknown;

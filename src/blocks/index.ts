@@ -13,6 +13,7 @@ import { routerBlock } from './router.js';
 import { toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
 import { waitBlock } from './wait.js';
+import { approvalBlock } from './approval.js';
 import type { AnyBlockType } from './types.js';
 
 export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock, waitBlock };
@@ -32,6 +33,7 @@ export const blockTypes: Record<string, AnyBlockType> = {
   loop: loopBlock,
   parallel: parallelBlock,
   wait: waitBlock,
+  approval: approvalBlock,
 };
 
 /** What the pure model needs to validate workflows: the block types seen through BlockTypeInfo. */

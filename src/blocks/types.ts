@@ -47,6 +47,8 @@ export interface BlockServices {
   waits?: WaitPort;
   /** the longest wait (TROUPE_MAX_WAIT_DAYS); default 30 days */
   maxWaitMs?: number;
+  /** approval blocks (the service sets it: it knows its URL and secret key) */
+  approvals?: ApprovalPort;
 }
 
 /** Where a wait block keeps its due time, so a run that starts again finds the same one. */
@@ -57,9 +59,31 @@ export interface WaitPort {
 
 /** What a block that waits tells its execution (SPEC §2.1: the record's `waiting` entries). */
 export interface WaitingInfo {
-  kind: 'wait';
+  kind: 'wait' | 'approval';
   since: string;
   until?: string;
+  /** an approval's message */
+  message?: string;
+}
+
+/** Where approval blocks keep their state and learn of decisions (src/service/approvals.ts). */
+export interface ApprovalPort {
+  /** stores the block run's approval unless stored; `created` when this call stored it */
+  begin(entry: { executionId: string; key: string; blockId: string; workflowId: string; message: string; since: string; expiresAt: string | null }): Promise<{ state: ApprovalState; approveUrl: string; created: boolean }>;
+  get(executionId: string, key: string): Promise<ApprovalState | null>;
+  /** records the timeout unless a decision came first: false then */
+  timeOut(executionId: string, key: string, at: string): Promise<boolean>;
+  /** the block has settled: the nudge a decision left for the waker goes */
+  settled(executionId: string, key: string): Promise<void>;
+}
+
+export interface ApprovalState {
+  since: string;
+  expiresAt: string | null;
+  decision: 'approved' | 'rejected' | 'timeout' | null;
+  data: unknown;
+  decidedAt: string | null;
+  decidedBy: string | null;
 }
 
 export interface BlockRunContext<C> {
@@ -80,6 +104,8 @@ export interface BlockRunContext<C> {
   /** resolve a config value (references and secrets) against the current scope */
   resolve(value: unknown): unknown;
   hasErrorConnection: boolean;
+  /** the handles that have outgoing connections (an approval's `timeout` fails the block without one) */
+  connectedHandles?: readonly string[];
   /**
    * Names this block's run within the execution (one per loop or parallel iteration), the same
    * when the run is repeated: by a whole-block retry, or after a crash resumed the execution

@@ -31,6 +31,7 @@ import { versionRoutes } from './routes/versions.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 import type { AppDeps, AppState } from './types.js';
+import { approvalRoutes } from './routes/approvals.js';
 
 export interface TroupeApp {
   app: Koa<AppState>;
@@ -92,6 +93,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...deployRoutes(services),
     ...secretRoutes(services),
     ...executionRoutes(services, deps.adminToken, deps.logger),
+    ...approvalRoutes(services, deps.adminToken),
     ...versionRoutes(deps.store),
     ...allExecutionsRoutes(services),
     ...rerunRoutes(services, reruns, deps.logger),

@@ -1,5 +1,5 @@
 /** Response shapes: what the store and the engine hold, as the SPEC shows it to clients. */
-import type { ExecutionResult } from '../runtime/types.js';
+import type { ExecutionResult, WaitingEntry } from '../runtime/types.js';
 import type { ExecutionDetail } from '../service/executions.js';
 import type { ExecutionRecord, StoredWorkflow } from '../store/types.js';
 
@@ -15,10 +15,15 @@ export function executionSummary(r: ExecutionRecord): Record<string, unknown> {
   };
 }
 
-export function executionView(r: ExecutionDetail): Record<string, unknown> {
+/**
+ * The record as SPEC §4.2 shows it; a waiting one lists what it waits for (SPEC §2.1), an
+ * approval with its one-time link when the admin asks (`links`: the link is derived, never stored).
+ */
+export function executionView(r: ExecutionDetail, links?: { linkFor(executionId: string, key: string, since: string): string }): Record<string, unknown> {
   const view: Record<string, unknown> = { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
-  // SPEC §2.1: what a waiting execution waits for
-  if (r.status === 'waiting') view['waiting'] = (r.context as { waiting?: unknown } | null | undefined)?.waiting ?? [];
+  if (r.status !== 'waiting') return view;
+  const waiting = ((r.context as { waiting?: unknown } | null | undefined)?.waiting ?? []) as WaitingEntry[];
+  view['waiting'] = waiting.map((w) => (w.kind === 'approval' && links !== undefined ? { ...w, approveUrl: links.linkFor(r.id, `root|${w.blockId}`, w.since) } : w));
   return view;
 }
 

@@ -276,6 +276,7 @@ function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, 
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
   if (run.onWaiting !== undefined) ctx.onWaiting = run.onWaiting;
+  if (run.block.type === 'approval') ctx.connectedHandles = run.block.outgoing.map((c) => c.handle);
   return ctx;
 }
 

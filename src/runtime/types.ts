@@ -42,9 +42,12 @@ export type BlockStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'fai
 export interface WaitingEntry {
   blockId: string;
   iteration: IterationRef | null;
-  kind: 'wait';
+  kind: 'wait' | 'approval';
   since: string;
   until?: string;
+  message?: string;
+  /** an approval's one-time link: added to the record's view for the admin only, never stored */
+  approveUrl?: string;
 }
 
 /**

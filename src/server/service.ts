@@ -89,6 +89,9 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       }
       return handle;
     };
+    // approval blocks keep their state through the service, which knows its secret key and URL
+    runtime.services.approvals = services.approvals;
+    services.approvals.baseUrl = serviceUrl(config, config.port);
     const recovery = await recover(runtime, logger, false, launch);
     // parked executions resume here at their due time, whichever instance polls first (docs/waiting.md)
     const waker = new Waker(
@@ -104,6 +107,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     services.schedules.start();
     waker.start();
     const url = serviceUrl(config, port);
+    services.approvals.baseUrl = url;
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
     let stopping: Promise<void> | undefined;
     return {

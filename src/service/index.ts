@@ -19,6 +19,7 @@ import { SecretService } from './secrets.js';
 import { WebhookService } from './webhooks.js';
 import { WorkflowService } from './workflows.js';
 import { chainSecrets, envSecrets } from '../runtime/secrets.js';
+import { ApprovalService } from './approvals.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -55,6 +56,7 @@ export interface Services {
   chatMessages: ChatMessages;
   /** for views that read several repositories (schedules) */
   store: Store;
+  approvals: ApprovalService;
 }
 
 const DEFAULT_EXECUTION_TIMEOUT_MS = 300_000;
@@ -106,6 +108,7 @@ export function createServices(deps: ServiceDeps): Services {
       executionTimeoutMs: deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS,
     }),
     store: deps.store,
+    approvals: new ApprovalService(deps.store, deps.secretKey, now),
     chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now }),
     chat: new ChatService({
       store: deps.store, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),

@@ -15,7 +15,7 @@ import { errorResponse, param, parseQuery, type RouteSpec } from '../route-spec.
 import { cancelResponseSchema, eventsQuery, executionRecordSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
 
-async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
+export async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
   const id = param(ctx, 'id');
   if (hasAdminToken(ctx.get('Authorization'), adminToken)) {
     return tagged(ctx, await s.executions.get(id));
@@ -81,7 +81,7 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
         403: auth403, 404: unknown404 },
       handler: async (ctx) => {
         const rec = await authorizedExecution(ctx, s, adminToken);
-        ctx.body = executionView(rec);
+        ctx.body = executionView(rec, hasAdminToken(ctx.get('Authorization'), adminToken) ? s.approvals : undefined);
       },
     },
     {

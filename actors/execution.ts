@@ -17,6 +17,7 @@ import {
 import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic, type BlockActorInput } from './block.js';
 import { CancelScope } from './cancel-scope.js';
+import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
 import type { ContainerEvent } from './iteration.js';
@@ -266,12 +267,12 @@ function stopBlocks({ context }: { context: ExecutionContext }): void {
 }
 
 /** What ending and parking share: the timers, the subscription and the block actors go. */
-function releaseBlocks(context: ExecutionContext): void {
+function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED): void {
   if (context.deadline !== null) clearTimeout(context.deadline);
   clearWaiting(context);
   context.channel?.unsubscribe();
   context.reports?.drain();
-  context.cancel.abort(SCOPE_ENDED);
+  context.cancel.abort(reason);
   context.group.stopAll(blockAtRest);
 }
 
@@ -282,7 +283,7 @@ function releaseBlocks(context: ExecutionContext): void {
 function park({ context }: { context: ExecutionContext }): void {
   const activeMs = activeAtPark(context);
   const waiting = waitingList(context);
-  releaseBlocks(context);
+  releaseBlocks(context, PARKED);
   finish(context, 'waiting', null, null);
   if (context.result !== null) {
     context.result.waiting = waiting;

@@ -41,6 +41,7 @@ export function noteWaiting(host: WaitingHost, blockId: string, info: WaitingInf
   const entry: WaitingEntry = { blockId, iteration: null, kind: info.kind, since: info.since };
   if (info.until !== undefined) entry.until = info.until;
   if (info.message !== undefined) entry.message = info.message;
+  if (info.childExecutionId !== undefined) entry.childExecutionId = info.childExecutionId;
   waits.entries.set(blockId, entry);
   return entry;
 }

@@ -16,4 +16,5 @@ export const DEFAULTS = {
   syncWaitMs: 30_000,
   maxWaitDays: 30,
   waitPollMs: 1000,
+  maxCallDepth: 10,
 } as const;

@@ -38,6 +38,8 @@ export interface Config {
   maxWaitDays: number;
   /** how often waits that fell due are looked for */
   waitPollMs: number;
+  /** how deep workflow blocks may nest */
+  maxCallDepth: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -98,6 +100,7 @@ function toConfig(e: Env): Config {
     syncWaitMs: e.TROUPE_SYNC_WAIT_MS,
     maxWaitDays: e.TROUPE_MAX_WAIT_DAYS,
     waitPollMs: e.TROUPE_WAIT_POLL_MS,
+    maxCallDepth: e.TROUPE_MAX_CALL_DEPTH,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

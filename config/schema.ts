@@ -91,6 +91,7 @@ export const envSchema = z.object({
   TROUPE_MAX_WAIT_DAYS: int(1, 3650).default(DEFAULTS.maxWaitDays),
   // how often the waker looks for waits that fell due (docs/waiting.md)
   TROUPE_WAIT_POLL_MS: int(50, 3_600_000).default(DEFAULTS.waitPollMs),
+  TROUPE_MAX_CALL_DEPTH: int(1, 100).default(DEFAULTS.maxCallDepth),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

@@ -14,6 +14,7 @@ import { toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
 import { waitBlock } from './wait.js';
 import { approvalBlock } from './approval.js';
+import { workflowBlock } from './workflow.js';
 import type { AnyBlockType } from './types.js';
 
 export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock, waitBlock };
@@ -34,6 +35,7 @@ export const blockTypes: Record<string, AnyBlockType> = {
   parallel: parallelBlock,
   wait: waitBlock,
   approval: approvalBlock,
+  workflow: workflowBlock,
 };
 
 /** What the pure model needs to validate workflows: the block types seen through BlockTypeInfo. */

@@ -7,7 +7,7 @@ import type { Clock } from '../model/clock.js';
 export type { Clock } from '../model/clock.js';
 
 export interface TriggerInfo {
-  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule' | 'rerun';
+  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule' | 'rerun' | 'workflow';
   [key: string]: unknown;
 }
 
@@ -49,6 +49,8 @@ export interface BlockServices {
   maxWaitMs?: number;
   /** approval blocks (the service sets it: it knows its URL and secret key) */
   approvals?: ApprovalPort;
+  /** workflow blocks (the service sets it) */
+  children?: ChildWorkflowPort;
 }
 
 /** Where a wait block keeps its due time, so a run that starts again finds the same one. */
@@ -59,11 +61,30 @@ export interface WaitPort {
 
 /** What a block that waits tells its execution (SPEC §2.1: the record's `waiting` entries). */
 export interface WaitingInfo {
-  kind: 'wait' | 'approval';
+  kind: 'wait' | 'approval' | 'workflow';
   since: string;
   until?: string;
   /** an approval's message */
   message?: string;
+  /** a workflow block's child execution */
+  childExecutionId?: string;
+}
+
+/**
+ * The abort reason of a block's signal when its execution parks (SPEC §2.1): the block is not
+ * cancelled, it runs again when the execution resumes (a workflow block leaves its child alone).
+ */
+export const PARKED = Object.freeze({ parked: true });
+
+/** Child executions of workflow blocks (src/service/children.ts). */
+export interface ChildWorkflowPort {
+  /** starts the child unless it was started (its id derives from the parent's block run); returns its id */
+  start(req: { parentExecutionId: string; blockId: string; key: string; depth: number; workflowId: string; version: 'deployed' | 'current' | number; input: unknown }): Promise<string>;
+  /** the child's end (or `waiting` while it is parked), null while it runs */
+  result(childId: string): Promise<{ status: string; output: unknown; error: unknown } | null>;
+  cancel(childId: string): Promise<void>;
+  /** the block has settled: the nudge the child's end left for the waker goes */
+  settled(parentExecutionId: string, childId: string): Promise<void>;
 }
 
 /** Where approval blocks keep their state and learn of decisions (src/service/approvals.ts). */

@@ -73,7 +73,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     secretKey: deps.secretKey,
     maxInflight: deps.config.maxInflight,
     keyRateLimit: deps.config.keyRateLimit,
-    executionTimeoutMs: deps.config.executionTimeoutMs,
+    executionTimeoutMs: deps.config.executionTimeoutMs, maxCallDepth: deps.config.maxCallDepth,
     ...(deps.mailer ? { mailer: deps.mailer } : {}),
     observer: metrics.observer,
     bus: { bus: deps.bus, prefix: deps.config.busPrefix },

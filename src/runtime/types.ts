@@ -42,10 +42,11 @@ export type BlockStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'fai
 export interface WaitingEntry {
   blockId: string;
   iteration: IterationRef | null;
-  kind: 'wait' | 'approval';
+  kind: 'wait' | 'approval' | 'workflow';
   since: string;
   until?: string;
   message?: string;
+  childExecutionId?: string;
   /** an approval's one-time link: added to the record's view for the admin only, never stored */
   approveUrl?: string;
 }

@@ -91,6 +91,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     // approval blocks keep their state through the service, which knows its secret key and URL
     runtime.services.approvals = services.approvals;
+    runtime.services.children = services.children;
     services.approvals.baseUrl = serviceUrl(config, config.port);
     const recovery = await recover(runtime, logger, false, launch);
     // parked executions resume here at their due time, whichever instance polls first (docs/waiting.md)

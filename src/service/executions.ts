@@ -16,6 +16,7 @@ import { LiveExecutions, type SeqEvent } from './live.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { withTimeout } from './background.js';
 import { cancelParked } from './parked.js';
+import { childNudgeKey } from './children.js';
 
 /** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
 export interface ExecutionObserver {
@@ -127,6 +128,7 @@ export class ExecutionService {
       (result) => {
         this.handles.delete(id);
         this.opts.observer?.executionEnded(result.status, trigger.type);
+        if (trigger.type === 'workflow' && result.status !== 'waiting') this.nudgeParent(id, trigger);
       },
       (err: unknown) => {
         this.handles.delete(id);
@@ -135,6 +137,18 @@ export class ExecutionService {
       },
     );
     return handle;
+  }
+
+  /**
+   * A workflow block's child has ended: its parent is woken through the waits index if it parked
+   * (one kept in memory finds the end itself). Not awaited: the child is recorded either way.
+   */
+  private nudgeParent(id: string, trigger: TriggerInfo): void {
+    const parent = trigger['parentExecutionId'];
+    if (typeof parent !== 'string') return;
+    const at = new Date().toISOString();
+    this.opts.store.waits.begin({ executionId: parent, key: childNudgeKey(id), workflowId: '', since: at, dueAt: at })
+      .catch((err: unknown) => this.opts.logger.error({ err, executionId: id }, 'the parent of a child execution could not be nudged'));
   }
 
   async get(id: string): Promise<ExecutionDetail> {
@@ -159,12 +173,25 @@ export class ExecutionService {
     const handle = this.handles.get(rec.id);
     // parked: it runs nowhere, its record is ended here (unless a wake-up claimed it just now)
     if (rec.status === 'waiting' && handle === undefined && 'logs' in rec) {
-      if (await cancelParked(this.opts.store, this.opts.engine, rec as ExecutionDetail)) return 'cancelled';
+      if (await cancelParked(this.opts.store, this.opts.engine, rec as ExecutionDetail)) {
+        await this.cancelChildren(rec);
+        return 'cancelled';
+      }
     }
     this.opts.engine.cancel(rec.id);
     if (handle === undefined) return null;
     const result = await withTimeout(handle.done, this.opts.cancelWaitMs ?? 10_000).catch(() => null);
     return result?.status ?? null;
+  }
+
+  /** A parked parent's children (its workflow blocks' waiting entries) are cancelled with it. */
+  private async cancelChildren(rec: ExecutionRecord): Promise<void> {
+    const waiting = ((rec.context as { waiting?: { childExecutionId?: unknown }[] } | null | undefined)?.waiting ?? []);
+    for (const w of waiting) {
+      if (typeof w.childExecutionId !== 'string') continue;
+      const child = await this.opts.store.executions.get(w.childExecutionId);
+      if (child !== null && !TERMINAL_STATUSES.includes(child.status)) await this.cancel(child).catch(() => undefined);
+    }
   }
 
   /**

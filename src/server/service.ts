@@ -11,7 +11,7 @@ import { buildApp } from '../http/app.js';
 import { answerClientErrors } from '../http/client-error.js';
 import { smtpMailer } from '../service/mailer.js';
 import { openRuntime, type Runtime } from '../main.js';
-import { storeSecretSource } from '../service/index.js';
+import { storeSecretSource, type Services } from '../service/index.js';
 import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
@@ -89,16 +89,8 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       }
       return handle;
     };
-    // approval blocks keep their state through the service, which knows its secret key and URL
-    runtime.services.approvals = services.approvals;
-    runtime.services.children = services.children;
-    services.approvals.baseUrl = serviceUrl(config, config.port);
+    const waker = waiting(runtime, services, logger, launch);
     const recovery = await recover(runtime, logger, false, launch);
-    // parked executions resume here at their due time, whichever instance polls first (docs/waiting.md)
-    const waker = new Waker(
-      { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch },
-      { executionTimeoutMs: config.executionTimeoutMs, pollMs: config.waitPollMs, now: () => runtime.services.clock.now() },
-    );
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
@@ -134,6 +126,21 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
 }
 
 type Launch = NonNullable<RecoveryDeps['start']>;
+
+/**
+ * What waiting blocks need of the service (docs/waiting.md): approvals and workflow blocks keep
+ * their state through its services (it knows its secret key and URL), and the waker resumes
+ * parked executions at their due time, whichever instance polls first.
+ */
+function waiting(runtime: Runtime, services: Services, logger: Logger, launch: Launch): Waker {
+  runtime.services.approvals = services.approvals;
+  runtime.services.children = services.children;
+  services.approvals.baseUrl = serviceUrl(runtime.config, runtime.config.port);
+  return new Waker(
+    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch },
+    { executionTimeoutMs: runtime.config.executionTimeoutMs, pollMs: runtime.config.waitPollMs, now: () => runtime.services.clock.now() },
+  );
+}
 
 function recover(runtime: Runtime, logger: Logger, shared: boolean, launch: Launch): Promise<RecoveryReport> {
   return recoverExecutions(

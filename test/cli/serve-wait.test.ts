@@ -114,6 +114,33 @@ describe('wait block through troupe serve', function () {
     expect(done.logs.find((l: { blockId: string }) => l.blockId === 'w').status).to.equal('completed');
   });
 
+  it('a wait kept in memory when the service is SIGKILLed resumes with restart recovery and keeps its due time', async () => {
+    const data = tempDir();
+    proc = await startServe(data);
+    const token = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+    const key = await deploy(proc.url, token, waitWorkflow('crash', { duration: 10_000 }));
+    const r = await call(proc.url, 'POST', '/api/workflows/crash/execute', { apiKey: key, body: { input: {}, async: true } });
+    const id = r.body.executionId as string;
+    const log = await until(async () => {
+      const rec = await call(proc!.url, 'GET', `/api/executions/${id}`, { token });
+      const w = rec.body.logs.find((l: { blockId: string }) => l.blockId === 'w');
+      return w?.status === 'waiting' ? w : null;
+    }, 10_000, 'the wait to start');
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    const killedAt = Date.now();
+    proc = await startServe(data);
+    const done = await until(async () => {
+      const rec = await call(proc!.url, 'GET', `/api/executions/${id}`, { token });
+      return rec.body.status === 'running' ? null : rec.body;
+    }, 60_000, 'the resumed execution to end');
+    expect(done.status, JSON.stringify(done.error)).to.equal('completed');
+    const resumedAt = Date.parse(done.output.data.at);
+    expect(resumedAt - Date.parse(log.startedAt), 'not before its due time').to.be.at.least(10_000);
+    // at its first due time: a wait started again at the restart would end 10 s after it
+    expect(resumedAt, 'the due time survived the crash').to.be.below(killedAt + 10_000);
+  });
+
   it('waiting time does not count against the time limit, in memory or parked; a stream ends with event: waiting', async () => {
     const data = tempDir();
     const env = { TROUPE_EXECUTION_TIMEOUT_MS: '1500', TROUPE_SYNC_WAIT_MS: '4000', TROUPE_WAIT_POLL_MS: '200' };

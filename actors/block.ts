@@ -116,6 +116,12 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
       noteInput(context, recorded);
     },
   };
+  // a wait inside a loop or parallel waits in memory: its container starts over when resumed (docs/waiting.md)
+  if (context.iteration === null) {
+    run.onWaiting = (info) => {
+      if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.WAITING', blockId: context.block.id, iteration: null, info });
+    };
+  }
   void runBlock(run, context.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });

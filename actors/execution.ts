@@ -20,8 +20,10 @@ import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, Re
 import { blockAtRest, blockLogic } from './block.js';
 import type { BlockActorInput } from './block-input.js';
 import { CancelScope } from './cancel-scope.js';
+import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
+import { activeAtPark, clearWaiting, deadlineControl, noteWaiting, reviewWaiting, waitingList, waitSettled, type WaitingState } from './waiting.js';
 import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 /** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */
@@ -57,6 +59,8 @@ export interface ExecutionActorInput {
   resume?: ResumePlan;
   /** what the execution may hold and run at once (its containers check them) */
   limits: Readonly<ExecutionLimits>;
+  /** a wait falling due further away than this parks the execution (waiting.ts); absent: never parks */
+  parkAfterMs?: number;
 }
 
 interface ExecutionContext extends ExecutionActorInput {
@@ -78,6 +82,10 @@ interface ExecutionContext extends ExecutionActorInput {
   channel: Subscription | null;
   /** the time limit (see startDeadline), cleared at the end */
   deadline: NodeJS.Timeout | null;
+  /** when the time limit falls while it runs (paused while only waiting blocks remain) */
+  deadlineAt: number;
+  /** blocks waiting (waiting.ts); null until one does */
+  waits: WaitingState | null;
 }
 
 /**
@@ -91,7 +99,8 @@ type ExecutionEventIn =
   | { type: 'BLOCK.RESPONDED'; response: ResponseOutput }
   | { type: 'ALL.SETTLED' }
   | { type: 'TIMEOUT' }
-  | { type: 'CANCEL' };
+  | { type: 'CANCEL' }
+  | { type: 'PARK' };
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
 function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorInput['report']): BlockActorInput {
@@ -141,6 +150,7 @@ function recordInput(ctx: ExecutionContext, event: Extract<BlockReport, { type: 
 
 /** Folds one settled report into the ledger, tells observers, and returns the event it decides, if any. */
 function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | null {
+  if (ctx.waits !== null && e.iteration === null) waitSettled(ctx, e.blockId);
   const log = ctx.ledger.settled(e);
   ctx.sink.notify({ type: `block.${e.status}`, data: log });
   if (isFatal(ctx, e)) return { type: 'BLOCK.FAILED', error: executionError(e.error, e.blockId) };
@@ -182,6 +192,7 @@ function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void
       decided = true;
       self.send(decision);
     }
+    if (!decided && ctx.waits !== null) reviewWaiting(ctx, deadlineControl(ctx, () => self.send({ type: 'TIMEOUT' })), () => self.send({ type: 'PARK' }));
   };
   return {
     report: (event) => {
@@ -208,8 +219,17 @@ function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventI
   else if (event.type === 'BLOCK.CHUNK') ctx.sink.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
   else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
   else if (event.type === 'CONTAINER.ATTEMPT') ctx.sink.forgetLogs(ctx.ledger.dropAttempt(event.blockId, event.iteration));
+  else if (event.type === 'BLOCK.WAITING') recordWaiting(ctx, event);
   else return applySettled(ctx, event);
   return null;
+}
+
+/** A block waits: its log says so (stored, so the record shows it), and the execution may park. */
+function recordWaiting(ctx: ExecutionContext, event: Extract<BlockReport, { type: 'BLOCK.WAITING' }>): void {
+  const log = ctx.ledger.waiting(event.blockId, event.iteration);
+  if (log === null) return;
+  noteWaiting(ctx, event.blockId, event.info);
+  ctx.sink.logStarted(log);
 }
 
 /**
@@ -249,12 +269,33 @@ function openChannel(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): v
  * are applied first.
  */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
+  releaseBlocks(context);
+  context.ledger.cancelRunning(Date.now());
+}
+
+/** What ending and parking share: the timers, the subscription and the block actors go. */
+function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED): void {
   if (context.deadline !== null) clearTimeout(context.deadline);
+  clearWaiting(context);
   context.channel?.unsubscribe();
   context.reports?.drain();
-  context.cancel.abort(SCOPE_ENDED);
+  context.cancel.abort(reason);
   context.group.stopAll(blockAtRest);
-  context.ledger.cancelRunning(Date.now());
+}
+
+/**
+ * Parks the execution (waiting.ts): the waiting blocks' logs stay `waiting` and the blocks not
+ * yet run stay pending; a later run resumes from the stored logs.
+ */
+function park({ context }: { context: ExecutionContext }): void {
+  const activeMs = activeAtPark(context);
+  const waiting = waitingList(context);
+  releaseBlocks(context, PARKED);
+  finish(context, 'waiting', null, null);
+  if (context.result !== null) {
+    context.result.waiting = waiting;
+    context.result.activeMs = activeMs;
+  }
 }
 
 /**
@@ -263,6 +304,7 @@ function stopBlocks({ context }: { context: ExecutionContext }): void {
  * several percent of a short one's start.
  */
 function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): NodeJS.Timeout {
+  ctx.deadlineAt = Date.now() + ctx.timeoutMs;
   return setTimeout(() => self.send({ type: 'TIMEOUT' }), Math.min(ctx.timeoutMs, MAX_TIMER_MS));
 }
 
@@ -315,6 +357,7 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     limitMs: input.limitMs,
     resume: input.resume,
     limits: input.limits,
+    parkAfterMs: input.parkAfterMs,
     startedAt: input.startedAt ?? Date.now(),
     group: new ActorGroup(blockActorFailed(self)),
     cancel: new CancelScope(),
@@ -326,6 +369,8 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     reports: null,
     channel: null,
     deadline: null,
+    deadlineAt: 0,
+    waits: null,
   };
 }
 
@@ -372,8 +417,10 @@ export const executionMachine = setup({
         'BLOCK.RESPONDED': { target: 'completed', actions: responded },
         'ALL.SETTLED': { target: 'completed' },
         CANCEL: { target: 'cancelled', actions: cancelled },
+        PARK: { target: 'waiting' },
       },
     },
+    waiting: { type: 'final', entry: park },
     completed: { type: 'final', entry: [stopBlocks, endCompleted] },
     failed: { type: 'final', entry: [stopBlocks, endFailed] },
     cancelled: { type: 'final', entry: [stopBlocks, endCancelled] },

@@ -102,6 +102,12 @@ async function main(): Promise<void> {
       line(`${r.scenario}: SQLite file growth`, `${f1(r.fileBytesPerExecution / 1024)} KB`, `(over ${r.executions} executions)`);
     }
   });
+  await optional('waiting executions', './lib/waiting-probe.js', async (m) => {
+    const r = await m.measureWaitingMemory();
+    console.log('\n## waiting executions (parked on a one-hour wait, SQLite store; docs/waiting.md)');
+    line(`${r.count} parked executions: RSS growth`, `${f1(r.rssMiB)} MiB`, `target < 50 MB; ${r.parked} parked`);
+    line('memory held per waiting execution', `${(r.bytesPer / 1024).toFixed(2)} KiB`);
+  });
   await optional('execute ceiling under DESIGN', './lib/floor-probe.js', async (m) => {
     const r = await m.measureFloor();
     console.log('\n## what an execute built as DESIGN says can reach here, with none of its real work (floor-probe.ts)');

@@ -23,4 +23,8 @@ export const DEFAULTS = {
   maxResumeAttempts: 3,
   consoleSessionHours: 12,
   executionRetentionDays: 30,
+  syncWaitMs: 30_000,
+  maxWaitDays: 30,
+  waitPollMs: 1000,
+  maxCallDepth: 10,
 } as const;

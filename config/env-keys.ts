@@ -35,6 +35,10 @@ export const ENV_KEYS = [
   'TROUPE_CONSOLE',
   'TROUPE_CONSOLE_SESSION_HOURS',
   'TROUPE_EXECUTION_RETENTION_DAYS',
+  'TROUPE_SYNC_WAIT_MS',
+  'TROUPE_MAX_WAIT_DAYS',
+  'TROUPE_WAIT_POLL_MS',
+  'TROUPE_MAX_CALL_DEPTH',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

@@ -44,6 +44,13 @@ export interface Config {
   consoleSessionHours: number;
   /** ended executions older than this many days are deleted; 0: kept forever */
   executionRetentionDays: number;
+  /** waits longer than this park the execution and answer a sync caller 202 waiting (SPEC §2.1) */
+  syncWaitMs: number;
+  maxWaitDays: number;
+  /** how often waits that fell due are looked for */
+  waitPollMs: number;
+  /** how deep workflow blocks may nest */
+  maxCallDepth: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -112,6 +119,10 @@ function toConfig(e: Env): Config {
     console: e.TROUPE_CONSOLE,
     consoleSessionHours: e.TROUPE_CONSOLE_SESSION_HOURS,
     executionRetentionDays: e.TROUPE_EXECUTION_RETENTION_DAYS,
+    syncWaitMs: e.TROUPE_SYNC_WAIT_MS,
+    maxWaitDays: e.TROUPE_MAX_WAIT_DAYS,
+    waitPollMs: e.TROUPE_WAIT_POLL_MS,
+    maxCallDepth: e.TROUPE_MAX_CALL_DEPTH,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

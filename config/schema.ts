@@ -98,6 +98,12 @@ export const envSchema = z.object({
   TROUPE_CONSOLE: bool.default(true),
   // a console session longer than a month is a forgotten one
   TROUPE_CONSOLE_SESSION_HOURS: int(1, 720).default(DEFAULTS.consoleSessionHours),
+  // a sync caller is answered 202 waiting when its execution parks on a wait longer than this (SPEC §2.1)
+  TROUPE_SYNC_WAIT_MS: int(0, 2_147_483_647).default(DEFAULTS.syncWaitMs),
+  TROUPE_MAX_WAIT_DAYS: int(1, 3650).default(DEFAULTS.maxWaitDays),
+  // how often the waker looks for waits that fell due (docs/waiting.md)
+  TROUPE_WAIT_POLL_MS: int(50, 3_600_000).default(DEFAULTS.waitPollMs),
+  TROUPE_MAX_CALL_DEPTH: int(1, 100).default(DEFAULTS.maxCallDepth),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.optional(),
   ANTHROPIC_API_KEY: optionalString,

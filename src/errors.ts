@@ -60,7 +60,15 @@ export type ErrorCode =
   | 'INTERNAL'
   | 'NOT_IMPLEMENTED'
   | 'METHOD_NOT_ALLOWED'
-  | 'NOT_READY';
+  | 'NOT_READY'
+  /** an approval decision for a block that is not waiting for one (SPEC §4.2) */
+  | 'NOT_WAITING'
+  /** an approval's timeoutMs passed and the block has no `timeout` connection (SPEC §2.1) */
+  | 'APPROVAL_TIMEOUT'
+  /** a workflow block's child execution failed or was cancelled (its error in details) */
+  | 'CHILD_FAILED'
+  /** workflow blocks nested deeper than TROUPE_MAX_CALL_DEPTH */
+  | 'CALL_DEPTH_EXCEEDED';
 
 export interface ErrorOptions {
   details?: unknown;

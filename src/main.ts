@@ -17,6 +17,8 @@ import { requeueAwareExecutions } from './server/recovery.js';
 import { TrackedEngine } from './server/tracked-engine.js';
 import { openStore as openConfiguredStore, storeVariable } from './store/open.js';
 import type { Store } from './store/types.js';
+import { DAY_MS } from './model/wait.js';
+import { setMaxWaitDays } from './blocks/wait.js';
 
 /** Everything a process runs on. main.ts is the only module that chooses adapters (DESIGN). */
 export interface Runtime {
@@ -58,6 +60,11 @@ export interface RuntimeOptions {
   /** extra `{{NAME}}` source consulted before the environment (the secrets API) */
   secrets?: (store: Store) => SecretSource;
   onError?: (err: unknown) => void;
+  /**
+   * true (the service): an execution waiting longer than TROUPE_SYNC_WAIT_MS parks and the
+   * service's waker resumes it; otherwise (troupe run) every wait is kept in memory
+   */
+  park?: boolean;
 }
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -80,12 +87,16 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     memory: store.memories,
     functionTimeoutMs: config.functionTimeoutMs,
     functionMemoryMb: config.functionMemoryMb,
+    waits: store.waits,
+    maxWaitMs: config.maxWaitDays * DAY_MS,
   };
+  setMaxWaitDays(config.maxWaitDays);
   const secrets = options.secrets ? chainSecrets(options.secrets(store), envSecrets()) : envSecrets();
   // requeue-aware: restart recovery runs a queued execution again under its own id
   const executions = requeueAwareExecutions(store.executions);
   const engine = new TrackedEngine(
-    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config), limits: config.limits },
+    { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config), limits: config.limits,
+      ...(options.park === true ? { parkAfterMs: config.syncWaitMs } : {}) },
     options.onError,
   );
   return {

@@ -13,9 +13,13 @@ import { responseBlock } from './response.js';
 import { routerBlock } from './router.js';
 import { isPlainObject, toPointer, zodIssues } from './schemas.js';
 import { starterBlock } from './starter.js';
+import { waitBlock } from './wait.js';
+import { approvalBlock } from './approval.js';
+import { workflowBlock } from './workflow.js';
 import { isContainerType, type AnyBlockType } from './types.js';
 
-export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock };
+export { agentBlock, apiBlock, conditionBlock, functionBlock, loopBlock, memoryBlock, parallelBlock, responseBlock, routerBlock, starterBlock, waitBlock };
+export { setMaxWaitDays } from './wait.js';
 export { validateStarterInput, checkStarterInput } from './starter.js';
 
 /** Every block type by its `type` name: runnable ones and containers (run by container actors). */
@@ -30,6 +34,9 @@ export const blockTypes: Record<string, AnyBlockType> = {
   memory: memoryBlock,
   loop: loopBlock,
   parallel: parallelBlock,
+  wait: waitBlock,
+  approval: approvalBlock,
+  workflow: workflowBlock,
 };
 
 /**
@@ -124,8 +131,10 @@ function blockTypeInfo(type: AnyBlockType, limits: ExecutionLimits): BlockTypeIn
     validateConfig(config) {
       const judged = judgeConfig(type, config);
       const issues = zodIssues(new z.ZodError(judged.issues));
+      const saved = judged.data !== undefined && 'validateSaved' in type && type.validateSaved !== undefined ? type.validateSaved(judged.data) : [];
+      const all = [...issues, ...saved.map((i) => ({ path: toPointer(i.path), message: i.message }))];
       // only a config that is otherwise valid: a bad one already says what is wrong with it
-      if (issues.length > 0 || !isContainerType(type) || type.limitIssues === undefined || !isPlainObject(config)) return issues;
+      if (all.length > 0 || !isContainerType(type) || type.limitIssues === undefined || !isPlainObject(config)) return all;
       return type.limitIssues(config, limits);
     },
     handles(config) {

@@ -8,7 +8,7 @@ import type { Clock } from '../model/clock.js';
 export type { Clock } from '../model/clock.js';
 
 export interface TriggerInfo {
-  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule' | 'rerun';
+  type: 'manual' | 'api' | 'chat' | 'webhook' | 'schedule' | 'rerun' | 'workflow';
   [key: string]: unknown;
 }
 
@@ -44,6 +44,68 @@ export interface BlockServices {
   memory?: MemoryPort;
   functionTimeoutMs: number;
   functionMemoryMb: number;
+  /** due times of waiting blocks (the store's waits); absent: a wait is kept in memory only */
+  waits?: WaitPort;
+  /** the longest wait (TROUPE_MAX_WAIT_DAYS); default 30 days */
+  maxWaitMs?: number;
+  /** approval blocks (the service sets it: it knows its URL and secret key) */
+  approvals?: ApprovalPort;
+  /** workflow blocks (the service sets it) */
+  children?: ChildWorkflowPort;
+}
+
+/** Where a wait block keeps its due time, so a run that starts again finds the same one. */
+export interface WaitPort {
+  begin(entry: { executionId: string; key: string; workflowId: string; since: string; dueAt: string }): Promise<{ since: string; dueAt: string }>;
+  delete(executionId: string, key?: string): Promise<number>;
+}
+
+/** What a block that waits tells its execution (SPEC §2.1: the record's `waiting` entries). */
+export interface WaitingInfo {
+  kind: 'wait' | 'approval' | 'workflow';
+  since: string;
+  until?: string;
+  /** an approval's message */
+  message?: string;
+  /** a workflow block's child execution */
+  childExecutionId?: string;
+}
+
+/**
+ * The abort reason of a block's signal when its execution parks (SPEC §2.1): the block is not
+ * cancelled, it runs again when the execution resumes (a workflow block leaves its child alone).
+ */
+export const PARKED = Object.freeze({ parked: true });
+
+/** Child executions of workflow blocks (src/service/children.ts). */
+export interface ChildWorkflowPort {
+  /** starts the child unless it was started (its id derives from the parent's block run); returns its id */
+  start(req: { parentExecutionId: string; blockId: string; key: string; depth: number; workflowId: string; version: 'deployed' | 'current' | number; input: unknown }): Promise<string>;
+  /** the child's end (or `waiting` while it is parked), null while it runs */
+  result(childId: string): Promise<{ status: string; output: unknown; error: unknown } | null>;
+  cancel(childId: string): Promise<void>;
+  /** the block has settled: the nudge the child's end left for the waker goes */
+  settled(parentExecutionId: string, childId: string): Promise<void>;
+}
+
+/** Where approval blocks keep their state and learn of decisions (src/service/approvals.ts). */
+export interface ApprovalPort {
+  /** stores the block run's approval unless stored; `created` when this call stored it */
+  begin(entry: { executionId: string; key: string; blockId: string; workflowId: string; message: string; since: string; expiresAt: string | null }): Promise<{ state: ApprovalState; approveUrl: string; created: boolean }>;
+  get(executionId: string, key: string): Promise<ApprovalState | null>;
+  /** records the timeout unless a decision came first: false then */
+  timeOut(executionId: string, key: string, at: string): Promise<boolean>;
+  /** the block has settled: the nudge a decision left for the waker goes */
+  settled(executionId: string, key: string): Promise<void>;
+}
+
+export interface ApprovalState {
+  since: string;
+  expiresAt: string | null;
+  decision: 'approved' | 'rejected' | 'timeout' | null;
+  data: unknown;
+  decidedAt: string | null;
+  decidedBy: string | null;
 }
 
 export interface BlockRunContext<C> {
@@ -64,6 +126,8 @@ export interface BlockRunContext<C> {
   /** resolve a config value (references and secrets) against the current scope */
   resolve(value: unknown): unknown;
   hasErrorConnection: boolean;
+  /** the handles that have outgoing connections (an approval's `timeout` fails the block without one) */
+  connectedHandles?: readonly string[];
   /**
    * Names this block's run within the execution (one per loop or parallel iteration), the same
    * when the run is repeated: by a whole-block retry, or after a crash resumed the execution
@@ -73,6 +137,8 @@ export interface BlockRunContext<C> {
   services: BlockServices;
   /** streaming output (agent tokens) */
   emitChunk(text: string): void;
+  /** the block is waiting (wait block): its execution may park while nothing else runs */
+  onWaiting?(info: WaitingInfo): void;
 }
 
 export interface BlockResult {
@@ -96,6 +162,8 @@ export interface BlockType<C = Record<string, unknown>> {
   literalFields?: readonly string[];
   /** outputs besides `error` when a failure takes the error connection (api: status 0, no data) */
   failureOutput?: () => Record<string, unknown>;
+  /** checks of a literal config that hold when a workflow is saved, not when it runs (a wait's `until` in the past) */
+  validateSaved?(config: C): { path: PropertyKey[]; message: string }[];
   run(ctx: BlockRunContext<C>): Promise<BlockResult>;
 }
 

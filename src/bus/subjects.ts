@@ -115,8 +115,8 @@ export function executionControl(prefix: string, executionId: string): string {
   return `${checkPrefix(prefix)}.exec.${encodeToken(executionId)}.control`;
 }
 
-export type ExecutionEventKind = 'started' | 'completed' | 'failed' | 'cancelled';
-const EVENT_KINDS: ReadonlySet<string> = new Set<ExecutionEventKind>(['started', 'completed', 'failed', 'cancelled']);
+export type ExecutionEventKind = 'started' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+const EVENT_KINDS: ReadonlySet<string> = new Set<ExecutionEventKind>(['started', 'waiting', 'completed', 'failed', 'cancelled']);
 
 /** SPEC §5: `${prefix}.events.execution.${kind}`; `*` subscribes to all kinds. */
 export function executionEvents(prefix: string, kind: ExecutionEventKind | '*'): string {

@@ -36,6 +36,7 @@ import { versionRoutes } from './routes/versions.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 import type { AppDeps, AppState } from './types.js';
+import { approvalRoutes } from './routes/approvals.js';
 
 /** where `make console` (run by `make setup`) builds the console */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(packageFile('dist/console'));
@@ -78,7 +79,7 @@ function appServices(deps: AppDeps, metrics: AppMetrics): Services {
     secretKey: deps.secretKey,
     maxInflight: deps.config.maxInflight,
     keyRateLimit: deps.config.keyRateLimit,
-    executionTimeoutMs: deps.config.executionTimeoutMs,
+    executionTimeoutMs: deps.config.executionTimeoutMs, maxCallDepth: deps.config.maxCallDepth,
     ...(deps.mailer ? { mailer: deps.mailer } : {}),
     observer: metrics.observer,
     bus: { bus: deps.bus, prefix: deps.config.busPrefix },
@@ -105,7 +106,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     ...executeRoutes(services, deps.logger),
     ...deployRoutes(services),
     ...secretRoutes(services),
-    ...executionRoutes(services, deps.adminToken, deps.logger),
+    ...executionRoutes(services, deps.adminToken, deps.logger), ...approvalRoutes(services, deps.adminToken),
     ...versionRoutes(deps.store),
     ...allExecutionsRoutes(services),
     ...rerunRoutes(services, reruns, deps.logger),

@@ -1,5 +1,5 @@
 /** Response shapes: what the store and the engine hold, as the SPEC shows it to clients. */
-import type { ExecutionResult } from '../runtime/types.js';
+import type { ExecutionResult, WaitingEntry } from '../runtime/types.js';
 import type { ExecutionDetail } from '../service/executions.js';
 import type { ExecutionRecord, StoredWorkflow } from '../store/types.js';
 
@@ -15,8 +15,16 @@ export function executionSummary(r: ExecutionRecord): Record<string, unknown> {
   };
 }
 
-export function executionView(r: ExecutionDetail): Record<string, unknown> {
-  return { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
+/**
+ * The record as SPEC §4.2 shows it; a waiting one lists what it waits for (SPEC §2.1), an
+ * approval with its one-time link when the admin asks (`links`: the link is derived, never stored).
+ */
+export function executionView(r: ExecutionDetail, links?: { linkFor(executionId: string, key: string, since: string): string }): Record<string, unknown> {
+  const view: Record<string, unknown> = { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
+  if (r.status !== 'waiting') return view;
+  const waiting = ((r.context as { waiting?: unknown } | null | undefined)?.waiting ?? []) as WaitingEntry[];
+  view['waiting'] = waiting.map((w) => (w.kind === 'approval' && links !== undefined ? { ...w, approveUrl: links.linkFor(r.id, `root|${w.blockId}`, w.since) } : w));
+  return view;
 }
 
 /** A block log as SPEC §4.2 shows it: without `activated`, which is kept for crash resumption only. */
@@ -28,6 +36,11 @@ export function publicLog<T extends { activated?: unknown }>(log: T): Omit<T, 'a
 
 export function statusUrl(executionId: string): string {
   return `/api/executions/${encodeURIComponent(executionId)}`;
+}
+
+/** What a sync caller or a stream gets when the execution parks (SPEC §2.1). */
+export function waitingBody(executionId: string): Record<string, unknown> {
+  return { executionId, statusUrl: statusUrl(executionId), status: 'waiting' };
 }
 
 /** The sync body of SPEC §4.2 (also the data of the SSE `done` event). */

@@ -4,7 +4,7 @@ import type { ExecutionHandle } from '../runtime/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import type { ExecutionService } from '../service/executions.js';
 import type { SeqEvent } from '../service/live.js';
-import { publicLog, statusUrl, syncBody, syncStatus } from './present.js';
+import { publicLog, statusUrl, syncBody, syncStatus, waitingBody } from './present.js';
 import { openSse } from './sse.js';
 import type { Ctx } from './types.js';
 
@@ -14,6 +14,13 @@ export type ExecutionMode = 'sync' | 'async' | 'stream';
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'x-execution-id', 'x-request-id']);
 
 export function writeResult(ctx: Ctx, result: ExecutionResult): void {
+  if (result.status === 'waiting') {
+    // parked (SPEC §2.1): answered now, the end is read from the record
+    ctx.status = 202;
+    ctx.set('Location', statusUrl(result.id));
+    ctx.body = waitingBody(result.id);
+    return;
+  }
   const response = result.status === 'completed' ? result.response : null;
   if (response === null) {
     ctx.status = syncStatus(result);
@@ -36,6 +43,7 @@ export function writeResult(ctx: Ctx, result: ExecutionResult): void {
 /** The SSE wire form of an event: `done` carries the sync body. */
 export function sseData(e: SeqEvent): unknown {
   if (e.event === 'done') return syncBody(e.data as ExecutionResult);
+  if (e.event === 'waiting') return waitingBody((e.data as { executionId?: string; id?: string }).executionId ?? (e.data as { id: string }).id);
   return e.event.startsWith('block.') && isObject(e.data) ? publicLog(e.data) : e.data;
 }
 

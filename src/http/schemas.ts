@@ -91,7 +91,7 @@ export function syncAnswerSchema(otherwise = 'the data a response block set'): z
   return z.union([syncResultSchema, z.unknown().describe(otherwise)]);
 }
 
-export const acceptedSchema = z.object({ executionId: z.string(), statusUrl: z.string() });
+export const acceptedSchema = z.object({ executionId: z.string(), statusUrl: z.string(), status: z.literal('waiting').optional() });
 
 export const webhookAcceptedSchema = z.object({
   eventId: z.string(),

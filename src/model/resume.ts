@@ -58,7 +58,8 @@ export function planResume(workflow: CompiledWorkflow, logs: readonly PriorLog[]
   for (const log of [...logs].sort((a, b) => a.order - b.order)) {
     const topLevel = log.iteration === null || log.iteration === undefined;
     // a block that was running starts over, its log dropped: it takes the next order again
-    if (topLevel && log.status === 'running') continue;
+    // so does a block that was waiting: it finds its due time in the store (docs/waiting.md)
+    if (topLevel && (log.status === 'running' || log.status === 'waiting')) continue;
     nextOrder = Math.max(nextOrder, log.order + 1);
     if (!topLevel) continue;
     if (!SETTLED.has(log.status)) continue;

@@ -90,6 +90,7 @@ export class Engine implements RunOwner {
       startedAt,
       limits: this.deps.limits ?? DEFAULT_LIMITS,
     };
+    if (this.deps.parkAfterMs !== undefined) input.parkAfterMs = this.deps.parkAfterMs;
     if (req.conversationId !== undefined) input.blockRun.conversationId = req.conversationId;
     if (req.resume !== undefined) {
       input.resume = req.resume.plan;
@@ -110,6 +111,7 @@ export class Engine implements RunOwner {
   async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void> {
     const p = this.persister;
     if (p === undefined) return;
+    if (result.status === 'waiting') return this.parkRecord(p, id, result, data, trigger);
     for (const log of data.logs) if (log.status === 'cancelled') p.log(id, log);
     p.patch(id, {
       status: result.status,
@@ -121,6 +123,22 @@ export class Engine implements RunOwner {
       context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations, trigger },
     });
     p.event(id, 'done', storedEventData('done', result));
+    await p.commit(id);
+  }
+
+  /**
+   * A parked execution's record (docs/waiting.md): status `waiting`, not ended; its context lists
+   * what it waits for and how much of its time limit it has used, which the wake-up reads.
+   */
+  private async parkRecord(p: BoundaryPersister, id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void> {
+    p.patch(id, {
+      status: 'waiting',
+      context: {
+        states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations, trigger,
+        waiting: result.waiting ?? [], parked: { activeMs: result.activeMs ?? 0, at: result.endedAt },
+      },
+    });
+    p.event(id, 'waiting', { executionId: id, status: 'waiting', waiting: result.waiting ?? [] });
     await p.commit(id);
   }
 
@@ -147,7 +165,7 @@ export class Engine implements RunOwner {
   /** @internal an event of a run, for the record */
   record(id: string, event: ExecutionEvent): void {
     const p = this.persister;
-    if (p === undefined || event.type === 'done') return;
+    if (p === undefined || event.type === 'done' || event.type === 'waiting') return;
     if (event.type !== 'block.started' && event.type !== 'chunk') p.log(id, event.data);
     p.event(id, event.type, storedEventData(event.type, event.data));
   }

@@ -9,7 +9,7 @@ export interface RunOwner {
   record(id: string, event: ExecutionEvent): void;
   recordLog(id: string, log: BlockLogEntry): void;
   finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void>;
-  announce(kind: 'completed' | 'failed' | 'cancelled', payload: Record<string, unknown>): void;
+  announce(kind: 'waiting' | 'completed' | 'failed' | 'cancelled', payload: Record<string, unknown>): void;
   forgetLog(id: string, log: BlockLogEntry): void;
   ended(id: string): void;
   reportError(err: unknown): void;
@@ -120,7 +120,8 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
     const final = this.final as ExecutionResult;
     this.owner.ended(this.id);
     try {
-      this.notify({ type: 'done', data: final });
+      // a parked execution's run ends with `waiting`: its `done` comes from the run that resumes it
+      this.notify(final.status === 'waiting' ? { type: 'waiting', data: final } : { type: 'done', data: final });
     } catch (err) {
       this.owner.reportError(err);
     }

@@ -131,6 +131,27 @@ export class ExecutionLedger {
     return updated;
   }
 
+  /** A block is waiting (SPEC §2.1): its log and state say so; null when it is no longer running. */
+  waiting(blockId: string, iteration: IterationRef | null): BlockLogEntry | null {
+    const key = logKey(blockId, iteration);
+    const log = this.logs.get(key);
+    if (log?.status !== 'running') return null;
+    const updated: BlockLogEntry = { ...log, status: 'waiting' };
+    this.logs.set(key, updated);
+    if (iteration === null) setOwn(this.states, blockId, 'waiting');
+    return updated;
+  }
+
+  /** Whether blocks wait and nothing else runs (a scan of the logs: asked only while a block waits). */
+  get onlyWaiting(): boolean {
+    let waiting = false;
+    for (const log of this.logs.values()) {
+      if (log.status === 'running') return false;
+      if (log.status === 'waiting') waiting = true;
+    }
+    return waiting;
+  }
+
   iteration(e: IterationEvent): void {
     // a nested container's state is kept per enclosing iteration: `inner@outer#1`
     const key = logKey(e.containerId, e.outer ?? null);
@@ -166,7 +187,7 @@ export class ExecutionLedger {
    */
   cancelRunning(at: number): void {
     for (const [key, log] of this.logs) {
-      if (log.status !== 'running') continue;
+      if (log.status !== 'running' && log.status !== 'waiting') continue;
       const durationMs = log.startedAt === null ? null : at - Date.parse(log.startedAt);
       this.logs.set(key, { ...log, status: 'cancelled', endedAt: iso(at), durationMs, attempts: Math.max(1, log.attempts) });
       if (log.iteration === null) setOwn(this.states, log.blockId, 'cancelled');

@@ -1,4 +1,4 @@
-import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo } from '../blocks/types.js';
+import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo, WaitingInfo } from '../blocks/types.js';
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
 import type { CompiledBlock } from '../model/graph.js';
 import { forEachString } from '../model/json.js';
@@ -37,6 +37,8 @@ export interface BlockRunInput {
    * block's work starts: a block cancelled mid-run keeps it in its log (its outcome never comes).
    */
   onPrepared?(recorded: unknown): void;
+  /** the block is waiting (see BlockRunContext.onWaiting) */
+  onWaiting?(info: WaitingInfo): void;
 }
 
 export type BlockOutcome =
@@ -293,6 +295,8 @@ function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, 
     },
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
+  if (run.onWaiting !== undefined) ctx.onWaiting = run.onWaiting;
+  if (run.block.type === 'approval') ctx.connectedHandles = run.block.outgoing.map((c) => c.handle);
   return ctx;
 }
 

@@ -1,6 +1,6 @@
 import type { ResumePlan } from '../model/resume.js';
 import type { Bus } from '../bus/types.js';
-import type { AnyBlockType, BlockServices, TriggerInfo } from '../blocks/types.js';
+import type { AnyBlockType, BlockServices, TriggerInfo, WaitingInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { ExecutionLimits } from '../model/limits.js';
 import type { BlockLog, ExecutionRepo } from '../store/types.js';
@@ -26,6 +26,8 @@ export interface RuntimeDeps {
   executions?: ExecutionRepo;
   busPrefix: string;
   executionTimeoutMs: number;
+  /** a wait falling due further away than this parks the execution (TROUPE_SYNC_WAIT_MS); absent: never parks */
+  parkAfterMs?: number;
   newId?: () => string;
   /**
    * Values every execution redacts as it redacts its secrets, though no `{{NAME}}` reads them:
@@ -36,8 +38,21 @@ export interface RuntimeDeps {
   limits?: Readonly<ExecutionLimits>;
 }
 
-export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-export type BlockStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export type BlockStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+/** One entry of a waiting execution's `waiting` list (SPEC §2.1). */
+export interface WaitingEntry {
+  blockId: string;
+  iteration: IterationRef | null;
+  kind: 'wait' | 'approval' | 'workflow';
+  since: string;
+  until?: string;
+  message?: string;
+  childExecutionId?: string;
+  /** an approval's one-time link: added to the record's view for the admin only, never stored */
+  approveUrl?: string;
+}
 
 /**
  * Which iteration a block ran in: the innermost container and its index, and, inside a nested
@@ -81,6 +96,9 @@ export interface ExecutionResult {
   startedAt: string;
   endedAt: string;
   durationMs: number;
+  /** status `waiting`: what it waits for, and the running time it had used (the time limit counts only that) */
+  waiting?: WaitingEntry[];
+  activeMs?: number;
 }
 
 /** Live events of one execution: what SSE streams and the CLI prints. */
@@ -88,7 +106,9 @@ export type ExecutionEvent =
   | { type: 'block.started'; data: { blockId: string; blockName: string; blockType: string; order: number; iteration: IterationRef | null } }
   | { type: 'block.completed' | 'block.failed' | 'block.skipped'; data: BlockLogEntry }
   | { type: 'chunk'; data: { blockId: string; text: string; iteration: IterationRef | null } }
-  | { type: 'done'; data: ExecutionResult };
+  | { type: 'done'; data: ExecutionResult }
+  /** the execution parked (SPEC §2.1): this run ends here, a later one resumes it */
+  | { type: 'waiting'; data: ExecutionResult };
 
 export interface StartRequest {
   workflowId: string;
@@ -148,4 +168,6 @@ export type BlockReport =
    */
   | { type: 'BLOCK.INPUT'; blockId: string; iteration: IterationRef | null; input: unknown }
   /** a loop or parallel starts another attempt (its `retry`): its earlier attempt's child logs go */
+  /** a top-level block is waiting (SPEC §2.1): the execution may park once nothing else runs */
+  | { type: 'BLOCK.WAITING'; blockId: string; iteration: IterationRef | null; info: WaitingInfo }
   | { type: 'CONTAINER.ATTEMPT'; blockId: string; iteration: IterationRef | null };

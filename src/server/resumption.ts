@@ -124,11 +124,12 @@ function cannot(deps: ResumeDeps, rec: ExecutionRecord, why: string): 'cannot' {
  * Also the logs of blocks that were running: they start over and write theirs anew, and one the
  * resumed run never reaches (a response ends it first) must not stay `running`.
  */
-function staleLogs(logs: readonly BlockLog[], plan: ResumePlan): LogIdentity[] {
+export function staleLogs(logs: readonly BlockLog[], plan: ResumePlan): LogIdentity[] {
   const settled = new Set(plan.settled.map((s) => s.blockId));
   return logs.flatMap((log) => {
     const top = outermostContainer(log.iteration);
-    const stale = top === null ? log.status === 'running' : !settled.has(top);
+    // a waiting block runs again too: it finds its due time in the store (waits)
+    const stale = top === null ? log.status === 'running' || log.status === 'waiting' : !settled.has(top);
     return stale ? [{ blockId: log.blockId, iteration: log.iteration }] : [];
   });
 }

@@ -12,11 +12,12 @@ import { answerClientErrors } from '../http/client-error.js';
 import { smtpMailer } from '../service/mailer.js';
 import { RetentionJob } from '../service/retention.js';
 import { openRuntime, type Runtime } from '../main.js';
-import { storeSecretSource } from '../service/index.js';
+import { storeSecretSource, type Services } from '../service/index.js';
 import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
+import { Waker } from './waker.js';
 
 /** How long a shutdown waits for running executions before cancelling them. */
 export const SHUTDOWN_GRACE_MS = 15_000;
@@ -55,6 +56,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       // what the engine cannot throw to a caller: a record batch the store refused, lifecycle events
       // the bus could not take, a run that failed to end cleanly
       onError: (err) => logger.error({ err }, 'execution runtime error (record, lifecycle event or run)'),
+      park: true,
     });
   } catch (err) {
     lock?.release();
@@ -88,6 +90,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       }
       return handle;
     };
+    const waker = waiting(runtime, services, logger, launch);
     const recovery = await recover(runtime, logger, false, launch);
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
@@ -101,7 +104,9 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       { retentionDays: config.executionRetentionDays },
     );
     retention.start();
+    waker.start();
     const url = serviceUrl(config, port);
+    services.approvals.baseUrl = url;
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
     let stopping: Promise<void> | undefined;
     return {
@@ -114,7 +119,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
-        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop()])
+        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), waker.stop()])
           .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason))
           .finally(release);
         return stopping;
@@ -127,6 +132,21 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
 }
 
 type Launch = NonNullable<RecoveryDeps['start']>;
+
+/**
+ * What waiting blocks need of the service (docs/waiting.md): approvals and workflow blocks keep
+ * their state through its services (it knows its secret key and URL), and the waker resumes
+ * parked executions at their due time, whichever instance polls first.
+ */
+function waiting(runtime: Runtime, services: Services, logger: Logger, launch: Launch): Waker {
+  runtime.services.approvals = services.approvals;
+  runtime.services.children = services.children;
+  services.approvals.baseUrl = serviceUrl(runtime.config, runtime.config.port);
+  return new Waker(
+    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch },
+    { executionTimeoutMs: runtime.config.executionTimeoutMs, pollMs: runtime.config.waitPollMs, now: () => runtime.services.clock.now() },
+  );
+}
 
 function recover(runtime: Runtime, logger: Logger, shared: boolean, launch: Launch): Promise<RecoveryReport> {
   return recoverExecutions(

@@ -16,6 +16,8 @@ import { LiveExecutions, type SeqEvent } from './live.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { needsRecord, replayEvents } from '../runtime/stored-events.js';
 import { withTimeout } from './background.js';
+import { cancelParked } from './parked.js';
+import { childNudgeKey } from './child-keys.js';
 
 /** Metrics hooks (the HTTP layer plugs its Prometheus registry in here). */
 export interface ExecutionObserver {
@@ -127,6 +129,7 @@ export class ExecutionService {
       (result) => {
         this.handles.delete(id);
         this.opts.observer?.executionEnded(result.status, trigger.type);
+        if (trigger.type === 'workflow' && result.status !== 'waiting') this.nudgeParent(id, trigger);
       },
       (err: unknown) => {
         this.handles.delete(id);
@@ -135,6 +138,18 @@ export class ExecutionService {
       },
     );
     return handle;
+  }
+
+  /**
+   * A workflow block's child has ended: its parent is woken through the waits index if it parked
+   * (one kept in memory finds the end itself). Not awaited: the child is recorded either way.
+   */
+  private nudgeParent(id: string, trigger: TriggerInfo): void {
+    const parent = trigger['parentExecutionId'];
+    if (typeof parent !== 'string') return;
+    const at = new Date().toISOString();
+    this.opts.store.waits.begin({ executionId: parent, key: childNudgeKey(id), workflowId: '', since: at, dueAt: at })
+      .catch((err: unknown) => this.opts.logger.error({ err, executionId: id }, 'the parent of a child execution could not be nudged'));
   }
 
   async get(id: string): Promise<ExecutionDetail> {
@@ -157,10 +172,27 @@ export class ExecutionService {
       throw new TroupeError('CONFLICT', `execution ${rec.id} has already ended (${rec.status})`, { details: { status: rec.status } });
     }
     const handle = this.handles.get(rec.id);
+    // parked: it runs nowhere, its record is ended here (unless a wake-up claimed it just now)
+    if (rec.status === 'waiting' && handle === undefined && 'logs' in rec) {
+      if (await cancelParked(this.opts.store, this.opts.engine, rec as ExecutionDetail)) {
+        await this.cancelChildren(rec);
+        return 'cancelled';
+      }
+    }
     this.opts.engine.cancel(rec.id);
     if (handle === undefined) return null;
     const result = await withTimeout(handle.done, this.opts.cancelWaitMs ?? 10_000).catch(() => null);
     return result?.status ?? null;
+  }
+
+  /** A parked parent's children (its workflow blocks' waiting entries) are cancelled with it. */
+  private async cancelChildren(rec: ExecutionRecord): Promise<void> {
+    const waiting = ((rec.context as { waiting?: { childExecutionId?: unknown }[] } | null | undefined)?.waiting ?? []);
+    for (const w of waiting) {
+      if (typeof w.childExecutionId !== 'string') continue;
+      const child = await this.opts.store.executions.get(w.childExecutionId);
+      if (child !== null && !TERMINAL_STATUSES.includes(child.status)) await this.cancel(child).catch(() => undefined);
+    }
   }
 
   /**
@@ -182,7 +214,7 @@ export class ExecutionService {
       };
       unsubscribe = this.live.follow(id, (e) => {
         onEvent(e);
-        if (e.event === 'done') finish();
+        if (e.event === 'done' || e.event === 'waiting') finish();
       });
       if (unsubscribe === null) resolve(false);
       else if (signal.aborted) finish();
@@ -193,12 +225,14 @@ export class ExecutionService {
   private async pollStore(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<void> {
     const repo = this.opts.store.executions;
     let after = 0;
+    let last = '';
     const drain = async (): Promise<boolean> => {
       // a stored event may name the log or record its data is in (lean records): read them after the events
       const stored = await repo.listEvents(id, after);
       const events = needsRecord(stored) ? replayEvents(stored, await repo.get(id)) : stored;
       for (const e of events) {
         after = e.seq;
+        last = e.event;
         onEvent({ seq: e.seq, event: e.event, data: e.data });
         if (e.event === 'done') return true;
       }
@@ -207,6 +241,8 @@ export class ExecutionService {
     while (!signal.aborted) {
       if (await drain()) return;
       const rec = await repo.get(id);
+      // parked (SPEC §2.1): the stream ends with its `waiting` event, as a live one does
+      if (rec?.status === 'waiting' && last === 'waiting') return;
       // the end is written with its `done` event in one transaction: read once more, then stop
       if (rec === null || TERMINAL_STATUSES.includes(rec.status)) {
         await drain();

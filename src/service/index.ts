@@ -19,6 +19,8 @@ import { SecretService } from './secrets.js';
 import { WebhookService } from './webhooks.js';
 import { WorkflowService } from './workflows.js';
 import { chainSecrets, envSecrets } from '../runtime/secrets.js';
+import { ApprovalService } from './approvals.js';
+import { ChildWorkflows } from './children.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -36,6 +38,8 @@ export interface ServiceDeps {
   mailer?: Mailer;
   /** the engine's time limit: a run older than it cannot still be running */
   executionTimeoutMs?: number;
+  /** TROUPE_MAX_CALL_DEPTH */
+  maxCallDepth?: number;
   /** where instances tell each other that keys or deployments changed (see LookupCache) */
   bus?: { bus: Bus; prefix: string };
 }
@@ -55,6 +59,8 @@ export interface Services {
   chatMessages: ChatMessages;
   /** for views that read several repositories (schedules) */
   store: Store;
+  approvals: ApprovalService;
+  children: ChildWorkflows;
 }
 
 const DEFAULT_EXECUTION_TIMEOUT_MS = 300_000;
@@ -106,6 +112,8 @@ export function createServices(deps: ServiceDeps): Services {
       executionTimeoutMs: deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS,
     }),
     store: deps.store,
+    approvals: new ApprovalService(deps.store, deps.secretKey, now),
+    children: new ChildWorkflows(deps.store, executions, deployments, cache, deps.maxCallDepth ?? 10),
     chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now }),
     chat: new ChatService({
       store: deps.store, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),

@@ -39,7 +39,8 @@ export class LiveExecutions {
       }
       observe?.(event);
       for (const l of entry.listeners) l(numbered);
-      if (event.type === 'done') this.entries.delete(id);
+      // a parked execution's run ends with `waiting`; the run that resumes it opens a new entry
+      if (event.type === 'done' || event.type === 'waiting') this.entries.delete(id);
     };
   }
 

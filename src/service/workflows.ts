@@ -1,7 +1,8 @@
 /** Workflows CRUD with versions (SPEC §4.1): validated on every write, ids generated when absent. */
 import { randomUUID } from 'node:crypto';
-import { ValidationError } from '../errors.js';
-import type { BlockTypeRegistry } from '../model/types.js';
+import { ValidationError, type ValidationIssue } from '../errors.js';
+import type { BlockTypeRegistry, WorkflowDef } from '../model/types.js';
+import { isWholePlaceholder } from '../model/ref-parse.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import type { Page, PageOptions, Store, StoredWorkflow } from '../store/types.js';
 import type { CompiledCache } from './compiled-cache.js';
@@ -10,6 +11,20 @@ import type { LookupCache } from './lookup-cache.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * A workflow block naming a workflow that does not exist is refused when saved (SPEC §2.1), when
+ * the name is literal; a reference is checked when the block runs. A workflow may call itself.
+ */
+async function checkCalledWorkflows(store: Store, def: WorkflowDef): Promise<void> {
+  const issues: ValidationIssue[] = [];
+  for (const [index, block] of def.blocks.entries()) {
+    const called = block.type === 'workflow' ? (block.config as { workflowId?: unknown } | undefined)?.workflowId : undefined;
+    if (typeof called !== 'string' || isWholePlaceholder(called) || called === def.id) continue;
+    if ((await store.workflows.get(called)) === null) issues.push({ path: `/blocks/${index}/config/workflowId`, message: `workflow "${called}" does not exist` });
+  }
+  if (issues.length > 0) throw new ValidationError('INVALID_WORKFLOW', `workflow is invalid (${issues.length} issue(s))`, issues);
 }
 
 export class WorkflowService {
@@ -24,6 +39,7 @@ export class WorkflowService {
   async create(doc: unknown): Promise<StoredWorkflow> {
     const withId = isObject(doc) && doc['id'] === undefined ? { ...doc, id: randomUUID() } : doc;
     const { def } = loadWorkflow(withId, this.registry);
+    await checkCalledWorkflows(this.store, def);
     return this.store.workflows.create({ ...def, id: def.id ?? randomUUID() });
   }
 
@@ -50,6 +66,7 @@ export class WorkflowService {
       ]);
     }
     const { def } = loadWorkflow(isObject(doc) ? { ...doc, id } : doc, this.registry);
+    await checkCalledWorkflows(this.store, def);
     const stored = await this.store.workflows.replace(id, def);
     if (stored === null) throw workflowNotFound(id);
     return stored;

@@ -108,8 +108,8 @@ export interface ApiKeyRepo {
 
 // ---- executions -----------------------------------------------------------------------------
 
-export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
 export interface ExecutionRecord {
   id: string;
@@ -311,6 +311,66 @@ export interface MemoryRepo {
   deleteWorkflow(workflowId: string): Promise<number>;
 }
 
+// ---- waits (wait blocks: SPEC §2.1, docs/waiting.md) ------------------------------------------
+
+/**
+ * The due time of one waiting block run. Written when the block starts waiting, so a run that
+ * starts again (a resumption after a crash, a wake-up) finds the same due time; the waker
+ * polls the entries that fell due.
+ */
+export interface WaitEntry {
+  executionId: string;
+  /** the block's run within its execution (its runKey: scope and block id) */
+  key: string;
+  workflowId: string;
+  /** when the block started waiting */
+  since: string;
+  dueAt: string;
+}
+
+export interface WaitRepo {
+  /** stores the entry unless one exists for (executionId, key); returns the stored one (the first wins) */
+  begin(entry: WaitEntry): Promise<WaitEntry>;
+  /** entries due at or before `at`, earliest first (dueAt, executionId, key), at most `limit` */
+  due(at: string, limit: number): Promise<WaitEntry[]>;
+  /** an execution's entries, by key */
+  listByExecution(executionId: string): Promise<WaitEntry[]>;
+  /** removes one entry, or every entry of the execution when `key` is absent; returns how many */
+  delete(executionId: string, key?: string): Promise<number>;
+}
+
+// ---- approvals (approval blocks: SPEC §2.1, docs/waiting.md) -----------------------------------
+
+export type ApprovalDecision = 'approved' | 'rejected' | 'timeout';
+
+/** One approval block run waiting for (or having had) a decision. */
+export interface ApprovalEntry {
+  executionId: string;
+  /** the block's run within its execution (scope and block id) */
+  key: string;
+  blockId: string;
+  workflowId: string;
+  /** sha256 hex of the one-time link's token; the token itself is never stored */
+  tokenHash: string;
+  message: string;
+  since: string;
+  /** when `timeoutMs` passes; null without one */
+  expiresAt: string | null;
+  decision: ApprovalDecision | null;
+  data: unknown;
+  decidedAt: string | null;
+  decidedBy: string | null;
+}
+
+export interface ApprovalRepo {
+  /** stores the entry unless one exists for (executionId, key); returns the stored one (the first wins) */
+  begin(entry: ApprovalEntry): Promise<ApprovalEntry>;
+  get(executionId: string, key: string): Promise<ApprovalEntry | null>;
+  findByTokenHash(tokenHash: string): Promise<ApprovalEntry | null>;
+  /** records the decision only while there is none: false when one was already recorded */
+  decide(executionId: string, key: string, d: { decision: ApprovalDecision; data: unknown; decidedAt: string; decidedBy: string }): Promise<boolean>;
+}
+
 // ---- the whole store ------------------------------------------------------------------------
 
 export interface Store {
@@ -324,6 +384,8 @@ export interface Store {
   readonly schedules: ScheduleRepo;
   readonly chats: ChatRepo;
   readonly memories: MemoryRepo;
+  readonly waits: WaitRepo;
+  readonly approvals: ApprovalRepo;
   /** resolves when the database answers; rejects with TroupeError STORE_ERROR otherwise */
   ping(): Promise<void>;
   close(): Promise<void>;

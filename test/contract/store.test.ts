@@ -27,6 +27,8 @@ import { schedulesContract } from '../store/contract/schedules.js';
 import { userKeysContract } from '../store/contract/user-keys.js';
 import { webhooksContract } from '../store/contract/webhooks.js';
 import { workflowsContract } from '../store/contract/workflows.js';
+import { waitsContract } from '../store/contract/waits.js';
+import { approvalsContract } from '../store/contract/approvals.js';
 
 export function storeContract(name: string, makeHarness: MakeHarness): void {
   describe(`store contract: ${name}`, function () {
@@ -73,6 +75,8 @@ export function storeContract(name: string, makeHarness: MakeHarness): void {
     retentionContract(ctx);
     userKeysContract(ctx);
     listsContract(ctx);
+    waitsContract(ctx);
+    approvalsContract(ctx);
   });
 }
 

@@ -12,6 +12,7 @@ const SPEC_ROUTES = [
   'post /api/workflows/{id}/keys', 'get /api/workflows/{id}/keys', 'delete /api/workflows/{id}/keys/{keyId}',
   'get /api/workflows/{id}/executions', 'put /api/secrets/{name}', 'get /api/secrets', 'delete /api/secrets/{name}',
   'post /api/workflows/{workflowId}/execute', 'get /api/executions/{id}', 'get /api/executions/{id}/events',
+  'post /api/executions/{id}/approvals/{blockId}', 'get /approve/{token}', 'post /approve/{token}',
   'post /api/executions/{id}/cancel', 'get /openapi.json', 'get /healthz', 'get /readyz', 'get /metrics',
   'post /webhooks/{path}', 'get /api/workflows/{id}/schedules',
   'put /api/workflows/{id}/chat', 'get /api/workflows/{id}/chat', 'delete /api/workflows/{id}/chat',

@@ -15,7 +15,7 @@ import { errorResponse, param, parseQuery, type RouteSpec } from '../route-spec.
 import { cancelResponseSchema, eventsQuery, executionRecordSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
 
-async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
+export async function authorizedExecution(ctx: Ctx, s: Services, adminToken: string): Promise<ExecutionDetail> {
   const id = param(ctx, 'id');
   if (isAdmin(ctx, adminToken)) {
     return tagged(ctx, await s.executions.get(id));
@@ -81,7 +81,7 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
         403: auth403, 404: unknown404 },
       handler: async (ctx) => {
         const rec = await authorizedExecution(ctx, s, adminToken);
-        ctx.body = executionView(rec);
+        ctx.body = executionView(rec, isAdmin(ctx, adminToken) ? s.approvals : undefined);
       },
     },
     {
@@ -100,7 +100,7 @@ export function executionRoutes(s: Services, adminToken: string, logger: Logger)
     },
     {
       method: 'post', path: '/api/executions/{id}/cancel', operationId: 'cancelExecution', tag: 'executions', auth: 'adminOrKey',
-      summary: 'Cancel a queued or running execution',
+      summary: 'Cancel a queued, running or waiting execution',
       description: 'When it runs in this process the answer waits for it to end: 200 with the final status. Otherwise the cancel is '
         + 'sent over the bus to the process running it: 202 with status "cancelling".',
       responses: { 200: { description: 'ended', schema: cancelResponseSchema, headers: ['X-Execution-Id'] },

@@ -27,6 +27,8 @@ export const COLLECTIONS = {
   chatSessions: 'chat_sessions',
   memories: 'memories',
   memoryCounters: 'memory_counters',
+  waits: 'waits',
+  approvals: 'approvals',
 } as const;
 
 export interface WorkflowDoc { _id: string; version: number; definition: string; createdAt: string; updatedAt: string }
@@ -75,6 +77,11 @@ export interface ChatCodeDoc {
 /** One remembered message; `_id` is (workflow, conversation) and its seq */
 export interface MemoryDoc { _id: string; workflowId: string; conversationId: string; seq: number; role: string; content: string; createdAt: string }
 /** A conversation's last seq given out: `_id` is (workflow, conversation); kept by a delete so seqs never repeat */
+export interface WaitDoc { _id: string; executionId: string; key: string; workflowId: string; since: string; dueAt: string }
+export interface ApprovalDoc {
+  _id: string; executionId: string; key: string; blockId: string; workflowId: string; tokenHash: string; message: string; since: string;
+  expiresAt: string | null; decision: string | null; data: string | null; decidedAt: string | null; decidedBy: string | null;
+}
 export interface MemoryCounterDoc { _id: string; workflowId: string; conversationId: string; lastSeq: number }
 
 const NAMESPACE_EXISTS = 48;
@@ -102,6 +109,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.chatSessions]: [{ key: { workflowId: 1 } }, { key: { expiresAt: 1 } }],
   [COLLECTIONS.memories]: [{ key: { workflowId: 1, conversationId: 1, seq: 1 }, unique: true }],
   [COLLECTIONS.memoryCounters]: [{ key: { workflowId: 1 } }],
+  [COLLECTIONS.approvals]: [{ key: { tokenHash: 1 }, unique: true }],
+  [COLLECTIONS.waits]: [{ key: { dueAt: 1, executionId: 1, key: 1 } }, { key: { executionId: 1, key: 1 } }],
 };
 
 /**

@@ -17,6 +17,8 @@ import { MongoSecrets } from './secrets.js';
 import { supportsTransactions, Txn } from './txn.js';
 import { MongoWebhooks } from './webhooks.js';
 import { MongoWorkflows } from './workflows.js';
+import { MongoWaits } from './waits.js';
+import { MongoApprovals } from './approvals.js';
 
 export interface OpenMongoOptions {
   now?: Now;
@@ -61,6 +63,8 @@ function buildStore(client: MongoClient, db: Db, txn: Txn, now: Now): Store {
     schedules: guarded(new MongoSchedules(db), 'schedules', classifyMongoError),
     chats: guarded(new MongoChats(db), 'chats', classifyMongoError),
     memories: guarded(new MongoMemories(db, now), 'memories', classifyMongoError),
+    waits: guarded(new MongoWaits(db), 'waits', classifyMongoError),
+    approvals: guarded(new MongoApprovals(db), 'approvals', classifyMongoError),
     async ping() {
       try {
         await db.command({ ping: 1 });

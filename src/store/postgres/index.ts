@@ -12,6 +12,8 @@ import { PgMemories } from './memories.js';
 import { PgSchedules } from './schedules.js';
 import { PgWebhooks } from './webhooks.js';
 import { PgWorkflows } from './workflows.js';
+import { PgWaits } from './waits.js';
+import { PgApprovals } from './approvals.js';
 
 export interface OpenPostgresOptions extends PgPoolOptions {
   now?: Now;
@@ -48,6 +50,8 @@ function buildStore(db: Pg, url: string, now: Now): Store {
     schedules: guarded(new PgSchedules(db), 'schedules', classifyPgError),
     chats: guarded(new PgChats(db), 'chats', classifyPgError),
     memories: guarded(new PgMemories(db, now), 'memories', classifyPgError),
+    waits: guarded(new PgWaits(db), 'waits', classifyPgError),
+    approvals: guarded(new PgApprovals(db), 'approvals', classifyPgError),
     async ping() {
       if (closed) throw new TroupeError('STORE_ERROR', 'PostgreSQL store is closed', { retryable: false });
       try {

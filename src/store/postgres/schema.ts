@@ -198,4 +198,34 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_by_created ON executions (created_at DESC, id DESC);
   CREATE INDEX executions_by_trigger_type ON executions (trigger_type, created_at DESC, id DESC);
   `,
+  // Due times of waiting blocks (docs/waiting.md): one row per waiting block run, polled by due time.
+  `
+  CREATE TABLE waits (
+    execution_id ${T} NOT NULL,
+    key          ${T} NOT NULL,
+    workflow_id  ${T} NOT NULL,
+    since        ${T} NOT NULL,
+    due_at       ${T} NOT NULL,
+    PRIMARY KEY (execution_id, key)
+  );
+  CREATE INDEX waits_by_due ON waits (due_at, execution_id, key);
+  `,
+  // Approval blocks (docs/waiting.md): one row per block run; the link's token only as its hash.
+  `
+  CREATE TABLE approvals (
+    execution_id ${T} NOT NULL,
+    key          ${T} NOT NULL,
+    block_id     ${T} NOT NULL,
+    workflow_id  ${T} NOT NULL,
+    token_hash   ${T} NOT NULL UNIQUE,
+    message      TEXT NOT NULL,
+    since        ${T} NOT NULL,
+    expires_at   ${T},
+    decision     ${T},
+    data         TEXT,
+    decided_at   ${T},
+    decided_by   ${T},
+    PRIMARY KEY (execution_id, key)
+  );
+  `,
 ];

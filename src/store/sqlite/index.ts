@@ -14,6 +14,8 @@ import { SqliteSecrets } from './secrets.js';
 import { SqliteWebhooks } from './webhooks.js';
 import { SqliteWorkflows } from './workflows.js';
 import { inlineWriter, ThreadWriter } from './writer.js';
+import { SqliteWaits } from './waits.js';
+import { SqliteApprovals } from './approvals.js';
 
 export interface OpenSqliteOptions extends SqliteOptions {
   now?: Now;
@@ -43,6 +45,8 @@ export function openSqliteStore(path: string, opts: OpenSqliteOptions = {}): Sto
     schedules: guarded(new SqliteSchedules(db, writer), 'schedules'),
     chats: guarded(new SqliteChats(db), 'chats'),
     memories: guarded(new SqliteMemories(db, now), 'memories'),
+    waits: guarded(new SqliteWaits(db), 'waits'),
+    approvals: guarded(new SqliteApprovals(db), 'approvals'),
     async ping() {
       if (closed || !db.open) throw new TroupeError('STORE_ERROR', 'SQLite store is closed', { retryable: false });
       db.prepare('SELECT 1').get();

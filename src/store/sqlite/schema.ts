@@ -253,4 +253,34 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX chat_sessions_by_workflow ON chat_sessions (workflow_id);
   CREATE INDEX chat_sessions_by_expiry ON chat_sessions (expires_at);
   `,
+  // Due times of waiting blocks (docs/waiting.md): one row per waiting block run, polled by due time.
+  `
+  CREATE TABLE waits (
+    execution_id TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    workflow_id  TEXT NOT NULL,
+    since        TEXT NOT NULL,
+    due_at       TEXT NOT NULL,
+    PRIMARY KEY (execution_id, key)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX waits_by_due ON waits (due_at, execution_id, key);
+  `,
+  // Approval blocks (docs/waiting.md): one row per block run; the link's token only as its hash.
+  `
+  CREATE TABLE approvals (
+    execution_id TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    block_id     TEXT NOT NULL,
+    workflow_id  TEXT NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    message      TEXT NOT NULL,
+    since        TEXT NOT NULL,
+    expires_at   TEXT,
+    decision     TEXT,
+    data         TEXT,
+    decided_at   TEXT,
+    decided_by   TEXT,
+    PRIMARY KEY (execution_id, key)
+  ) STRICT;
+  `,
 ];

@@ -8,21 +8,21 @@
 import { TroupeError } from '../../errors.js';
 import { checkBatch, conflict, contextText, iso, iterationKey, normalizeLog, notFound, toJson } from '../shared.js';
 import type { BoundaryBatch, Now } from '../types.js';
-import { executionRow, patchColumns } from '../sqlite/execution-rows.js';
-import type { ExecutionRow } from '../sqlite/execution-rows.js';
+import { pgExecutionRow, pgPatchColumns } from './rows.js';
+import type { PgExecutionRow } from './rows.js';
 import type { Querier } from './db.js';
 
 /** The executions table's columns, with the array type unnest needs for each. */
-export const EXECUTION_COLUMNS: readonly (readonly [keyof ExecutionRow, string])[] = [
+export const EXECUTION_COLUMNS: readonly (readonly [keyof PgExecutionRow, string])[] = [
   ['id', 'text'], ['workflow_id', 'text'], ['version', 'int4'], ['status', 'text'], ['trigger', 'text'], ['input', 'text'],
   ['output', 'text'], ['error', 'text'], ['started_at', 'text'], ['ended_at', 'text'], ['duration_ms', 'float8'],
-  ['context', 'text'], ['created_at', 'text'],
+  ['context', 'text'], ['created_at', 'text'], ['trigger_type', 'text'],
 ];
 const COLUMN_TYPES = new Map<string, string>(EXECUTION_COLUMNS.map(([c, t]) => [c, t]));
 
 export interface ItemWrites {
   id: string;
-  create: ExecutionRow | null;
+  create: PgExecutionRow | null;
   guard: { status: string; context: string | null } | null;
   patch: [string, unknown][];
   drops: [string, string][];
@@ -53,9 +53,9 @@ export function itemWrites(id: string, batch: BoundaryBatch, now: Now): ItemWrit
   for (const ev of batch.events ?? []) events.set(ev.seq, [ev.seq, ev.event, toJson(ev.data), iso(ev.at)]);
   return {
     id,
-    create: batch.create === undefined ? null : executionRow(batch.create, iso(batch.create.createdAt ?? now().toISOString())),
+    create: batch.create === undefined ? null : pgExecutionRow(batch.create, iso(batch.create.createdAt ?? now().toISOString())),
     guard: batch.guard === undefined ? null : { status: batch.guard.status, context: contextText(batch.guard.context) },
-    patch: batch.patch ? patchColumns(batch.patch) : [],
+    patch: batch.patch ? pgPatchColumns(batch.patch) : [],
     drops: (batch.dropLogs ?? []).map((d) => [d.blockId, iterationKey(d.iteration)]),
     logs: [...logs.values()],
     events: [...events.values()],
@@ -98,7 +98,7 @@ export async function writeGroup(q: Querier, items: readonly ItemWrites[]): Prom
 
 async function insertRecords(q: Querier, creating: readonly ItemWrites[]): Promise<void> {
   if (creating.length === 0) return;
-  const rows = creating.map((w) => w.create as ExecutionRow);
+  const rows = creating.map((w) => w.create as PgExecutionRow);
   const inserted = await q.query<{ id: string }>(`INSERT INTO executions (${EXECUTION_COLUMNS.map(([c]) => c).join(', ')})
     SELECT * FROM unnest(${EXECUTION_COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT (id) DO NOTHING RETURNING id`,
   EXECUTION_COLUMNS.map(([c]) => rows.map((r) => r[c])));

@@ -6,21 +6,23 @@
  */
 import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso } from '../shared.js';
 import type {
-  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionRecord, ExecutionRepo,
+  BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
-import { executionRow, patchColumns, toExecution } from '../sqlite/execution-rows.js';
+import { toExecution } from '../sqlite/execution-rows.js';
 import type { ExecutionRow } from '../sqlite/execution-rows.js';
+import { pgExecutionRow, pgPatchColumns } from './rows.js';
+import type { PgExecutionRow } from './rows.js';
 import type { Pg, Querier } from './db.js';
 import { itemWrites, Refused, writeGroup } from './boundary.js';
 import type { ItemWrites } from './boundary.js';
 
-const COLUMNS = ['id', 'workflow_id', 'version', 'status', 'trigger', 'input', 'output', 'error', 'started_at', 'ended_at', 'duration_ms', 'context', 'created_at'] as const;
-const LIST_COLUMNS = COLUMNS.map((c) => (c === 'context' ? 'NULL AS context' : c)).join(', ');
+const COLUMNS = ['id', 'workflow_id', 'version', 'status', 'trigger', 'input', 'output', 'error', 'started_at', 'ended_at', 'duration_ms', 'context', 'created_at', 'trigger_type'] as const;
+const LIST_COLUMNS = COLUMNS.filter((c) => c !== 'trigger_type').map((c) => (c === 'context' ? 'NULL AS context' : c)).join(', ');
 const INSERT_EXECUTION = `INSERT INTO executions (${COLUMNS.join(', ')})
   VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
 
-function insertParams(r: ExecutionRow): unknown[] {
+function insertParams(r: PgExecutionRow): unknown[] {
   return COLUMNS.map((c) => r[c]);
 }
 
@@ -28,7 +30,7 @@ export class PgExecutions implements ExecutionRepo {
   constructor(private readonly db: Pg, private readonly now: Now) {}
 
   async create(rec: ExecutionRecord): Promise<ExecutionRecord> {
-    const row = executionRow(rec, iso(rec.createdAt ?? this.now().toISOString()));
+    const row = pgExecutionRow(rec, iso(rec.createdAt ?? this.now().toISOString()));
     const inserted = await this.db.query(INSERT_EXECUTION, insertParams(row));
     if (inserted.rowCount === 0) throw conflict('execution', rec.id);
     return toExecution(row, true);
@@ -49,21 +51,34 @@ export class PgExecutions implements ExecutionRepo {
   }
 
   async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
-    const limit = clampLimit(opts.limit);
-    const params: unknown[] = [workflowId];
-    const where = ['workflow_id = $1'];
+    return this.listWhere({ ...opts, workflowId });
+  }
+
+  async listAll(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+    return this.listWhere(query);
+  }
+
+  /** One page newest first; each filter is served by an index (schema.ts, migration 2). */
+  private async listWhere(q: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+    const limit = clampLimit(q.limit);
+    const params: unknown[] = [];
+    const where: string[] = [];
     const add = (clause: (n: number) => string, ...values: unknown[]): void => {
       where.push(clause(params.length + 1));
       params.push(...values);
     };
-    if (opts.status !== undefined) add((n) => `status = $${n}`, opts.status);
-    if (opts.since !== undefined) add((n) => `created_at >= $${n}`, iso(opts.since));
-    if (opts.cursor) {
-      const [createdAt, id] = decodeCursor(opts.cursor, 2) as [string, string];
+    if (q.workflowId !== undefined) add((n) => `workflow_id = $${n}`, q.workflowId);
+    if (q.status !== undefined) add((n) => `status = $${n}`, q.status);
+    if (q.triggerType !== undefined) add((n) => `trigger_type = $${n}`, q.triggerType);
+    if (q.since !== undefined) add((n) => `created_at >= $${n}`, iso(q.since));
+    if (q.until !== undefined) add((n) => `created_at < $${n}`, iso(q.until));
+    if (q.cursor) {
+      const [createdAt, id] = decodeCursor(q.cursor, 2) as [string, string];
       add((n) => `(created_at, id) < ($${n}, $${n + 1})`, createdAt, id);
     }
     params.push(limit + 1);
-    const sql = `SELECT ${LIST_COLUMNS} FROM executions WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
+    const filter = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+    const sql = `SELECT ${LIST_COLUMNS} FROM executions ${filter} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
     const { rows } = await this.db.query<ExecutionRow>(sql, params);
     const items = rows.slice(0, limit).map((r) => toExecution(r, false));
     const last = rows[limit - 1];
@@ -150,7 +165,7 @@ interface Statement {
 }
 
 function patchStatement(id: string, patch: ExecutionPatch): Statement | null {
-  const cols = patchColumns(patch);
+  const cols = pgPatchColumns(patch);
   if (cols.length === 0) return null;
   return { sql: `UPDATE executions SET ${cols.map(([c], i) => `${c} = $${i + 1}`).join(', ')} WHERE id = $${cols.length + 1}`, params: [...cols.map(([, v]) => v), id] };
 }

@@ -177,4 +177,14 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow_id, conversation_id)
   );
   `,
+  // The executions list across workflows (SPEC §4.1): newest first, alone or by trigger type
+  // (by status, executions_by_status serves it read backwards). The adapter writes trigger_type
+  // (rows.ts); rows of before are filled here, but for a trigger holding \u0000, which the
+  // server's JSON functions refuse.
+  `
+  ALTER TABLE executions ADD COLUMN trigger_type ${T};
+  UPDATE executions SET trigger_type = trigger::json ->> 'type' WHERE strpos(trigger, '\\u0000') = 0;
+  CREATE INDEX executions_by_created ON executions (created_at DESC, id DESC);
+  CREATE INDEX executions_by_trigger_type ON executions (trigger_type, created_at DESC, id DESC);
+  `,
 ];

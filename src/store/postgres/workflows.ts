@@ -1,6 +1,6 @@
 import type { WorkflowDef } from '../../model/types.js';
-import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson } from '../shared.js';
-import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo } from '../types.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson, versionCursor } from '../shared.js';
+import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo, WorkflowVersionInfo } from '../types.js';
 import type { Pg } from './db.js';
 
 interface Row {
@@ -49,6 +49,19 @@ export class PgWorkflows implements WorkflowRepo {
   async getVersion(id: string, version: number): Promise<StoredWorkflow | null> {
     const { rows } = await this.db.query<Row>(`${SELECT} WHERE w.id = $1 AND v.version = $2`, [id, version]);
     return rows[0] ? toStored(rows[0]) : null;
+  }
+
+  /** newest first; the primary key (workflow_id, version) serves it */
+  async listVersions(id: string, opts: PageOptions): Promise<Page<WorkflowVersionInfo>> {
+    const limit = clampLimit(opts.limit);
+    const below = opts.cursor ? versionCursor(opts.cursor) : Number.MAX_SAFE_INTEGER;
+    const { rows } = await this.db.query<{ version: number; created_at: string }>(
+      'SELECT version, created_at FROM workflow_versions WHERE workflow_id = $1 AND version < $2::bigint ORDER BY version DESC LIMIT $3',
+      [id, below, limit + 1],
+    );
+    const items = rows.slice(0, limit).map((r) => ({ version: r.version, createdAt: r.created_at }));
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor([String(last.version)]) : null };
   }
 
   async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {

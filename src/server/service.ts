@@ -16,6 +16,7 @@ import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './rec
 import { lockDataDir } from './data-dir-lock.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
+import { clustered, joinCluster, type ClusterMember } from './cluster/index.js';
 
 /** How long a shutdown waits for running executions before cancelling them. */
 export const SHUTDOWN_GRACE_MS = 15_000;
@@ -88,6 +89,8 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       return handle;
     };
     const recovery = await recover(runtime, logger, false, launch);
+    // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, start: launch, logger }) : undefined;
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
@@ -109,7 +112,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
         stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()])
-          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason))
+          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason, member))
           .finally(release);
         return stopping;
       },
@@ -161,17 +164,24 @@ function listen(server: http.Server, config: Readonly<Config>): Promise<number> 
 /**
  * Stop accepting connections, let running executions finish (sync callers get their answers),
  * cancel what outlives the grace period so it is recorded `cancelled` rather than left
- * `running`, then close the runtime (bus, sandbox, store).
+ * `running` (in a cluster: hand it over to another instance instead), then close the runtime
+ * (bus, sandbox, store).
  */
-async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, graceMs: number, reason: string): Promise<void> {
+async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, graceMs: number, reason: string, member?: ClusterMember): Promise<void> {
   logger.info({ reason, inflight: runtime.engine.inflight }, 'shutting down');
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   if (!(await runtime.engine.whenIdle(graceMs))) {
-    const cancelled = runtime.engine.cancelAll();
-    logger.warn({ cancelled, graceMs }, 'executions still running after the grace period were cancelled');
-    await runtime.engine.whenIdle(5_000);
+    if (member !== undefined) {
+      const handed = await member.handOver();
+      logger.warn({ handed, graceMs }, 'executions still running after the grace period were handed over to another instance');
+    } else {
+      const cancelled = runtime.engine.cancelAll();
+      logger.warn({ cancelled, graceMs }, 'executions still running after the grace period were cancelled');
+      await runtime.engine.whenIdle(5_000);
+    }
   }
+  await member?.close();
   // responses of just-finished executions get a moment to leave, long-lived streams do not
   server.closeIdleConnections();
   await Promise.race([closed, delay(2_000)]);

@@ -1,0 +1,96 @@
+/**
+ * Several `troupe serve` on one NATS and one PostgreSQL (SPEC §9): each announces itself and
+ * GET /api/cluster lists the live ones from any of them; an execution of a SIGKILLed instance
+ * is taken over by another and resumed from its last block boundary.
+ */
+import { expect } from 'chai';
+import { call, ensureStopped, type ServeProcess } from '../cli/serve-helpers.js';
+import { deploy, eventually, startTestCluster, startUpstream, TOKEN, twoCallsWorkflow, type TestCluster, type Upstream } from './support.js';
+
+interface Listed {
+  id: string;
+  host: string;
+  version: string;
+  startedAt: string;
+  lastSeenAt: string;
+  running: number;
+}
+
+async function instances(p: ServeProcess): Promise<Listed[]> {
+  const got = await call(p.url, 'GET', '/api/cluster', { token: TOKEN });
+  expect(got.status, JSON.stringify(got.body)).to.equal(200);
+  return got.body.items as Listed[];
+}
+
+describe('several instances on NATS and PostgreSQL (child processes)', function () {
+  this.timeout(180_000);
+  let cluster: TestCluster;
+  let upstream: Upstream;
+
+  before(async () => {
+    cluster = await startTestCluster();
+    upstream = await startUpstream(6_000);
+  });
+
+  after(async () => {
+    await cluster?.close();
+    await upstream?.close();
+  });
+
+  it('lists every live instance from any of them, and drops one SIGKILLed within the lease expiry', async () => {
+    const a = await cluster.serve('alpha');
+    const b = await cluster.serve('beta');
+    for (const p of [a, b]) {
+      const listed = await instances(p);
+      expect(listed.map((i) => i.id)).to.deep.equal(['alpha', 'beta']);
+      for (const i of listed) {
+        expect(i.running).to.equal(0);
+        expect(Date.parse(i.lastSeenAt)).to.be.at.least(Date.parse(i.startedAt));
+        expect(i.version).to.match(/^\d+\.\d+\.\d+/);
+      }
+    }
+    a.child.kill('SIGKILL');
+    await a.exited;
+    await eventually('alpha leaves the list', 20_000, async () => {
+      const ids = (await instances(b)).map((i) => i.id);
+      return ids.length === 1 ? ids : undefined;
+    }).then((ids) => expect(ids).to.deep.equal(['beta']));
+    expect((await call(b.url, 'GET', '/readyz')).status).to.equal(200);
+    await ensureStopped(b, 'SIGTERM');
+  });
+
+  it('resumes the execution of a SIGKILLed instance on another within 15 s, without running its completed blocks again', async () => {
+    const a = await cluster.serve('gamma');
+    const b = await cluster.serve('delta');
+    const apiKey = await deploy(a.url, twoCallsWorkflow('twocalls', upstream.url));
+    const slowArrived = upstream.arrived('/slow');
+    const ack = await call(a.url, 'POST', '/api/workflows/twocalls/execute', { apiKey, body: { input: { n: 1 }, async: true } });
+    expect(ack.status, JSON.stringify(ack.body)).to.equal(202);
+    const id = ack.body.executionId as string;
+    await slowArrived;
+    // the first block's end reaches the store (a group commit) before the kill
+    await eventually('the first block recorded', 10_000, async () => {
+      const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
+      return (rec.logs as { blockId: string; status: string }[]).some((l) => l.blockId === 'first' && l.status === 'completed') ? true : undefined;
+    });
+    // each instance announces how many executions it runs with its heartbeat
+    await eventually('gamma shows its running execution', 10_000, async () => ((await instances(b)).find((i) => i.id === 'gamma')?.running === 1 ? true : undefined));
+    a.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await a.exited;
+    const done = await eventually('the execution completed elsewhere', 40_000, async () => {
+      const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
+      return rec.status === 'completed' ? rec : undefined;
+    });
+    const slowCalls = [...upstream.calls].filter(([k]) => k.startsWith('/slow '));
+    // the slow call started again on delta (the same block run: the same Idempotency-Key)
+    expect(slowCalls).to.have.length(1);
+    expect(slowCalls[0]?.[1]).to.equal(2);
+    const resumedAt = Date.now() - killedAt;
+    expect(resumedAt, 'taken over and finished (lease expiry + the slow call)').to.be.below(15_000 + 6_000 + 5_000);
+    const firstCalls = [...upstream.calls].filter(([k]) => k.startsWith('/first '));
+    expect(firstCalls.map(([, n]) => n), 'the completed first block did not run again').to.deep.equal([1]);
+    expect(done.output).to.deep.equal({ status: 200, headers: {}, data: { first: 1, slow: 2 } });
+    expect(b.stdout() + b.stderr()).to.match(/took over an execution/);
+  });
+});

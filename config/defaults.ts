@@ -13,4 +13,5 @@ export const DEFAULTS = {
   functionTimeoutMs: 5000,
   functionMemoryMb: 64,
   busPrefix: 'troupe',
+  shutdownGraceMs: 15_000,
 } as const;

@@ -25,6 +25,7 @@ export const ENV_KEYS = [
   'TROUPE_TRUST_PROXY',
   'TROUPE_BUS_PREFIX',
   'TROUPE_INSTANCE_ID',
+  'TROUPE_SHUTDOWN_GRACE_MS',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

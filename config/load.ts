@@ -33,6 +33,8 @@ export interface Config {
   busPrefix: string;
   /** this process's name among the service's instances (GET /api/cluster); unset: generated per start */
   instanceId: string | undefined;
+  /** how long a stopping instance waits for its running executions before cancelling them (or, in a cluster, handing them over) */
+  shutdownGraceMs: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -90,6 +92,7 @@ function toConfig(e: Env): Config {
     trustProxy: e.TROUPE_TRUST_PROXY,
     busPrefix: e.TROUPE_BUS_PREFIX,
     instanceId: e.TROUPE_INSTANCE_ID,
+    shutdownGraceMs: e.TROUPE_SHUTDOWN_GRACE_MS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

@@ -18,8 +18,6 @@ import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
 import { clustered, joinCluster, type ClusterMember } from './cluster/index.js';
 
-/** How long a shutdown waits for running executions before cancelling them. */
-export const SHUTDOWN_GRACE_MS = 15_000;
 /** On a shared store, how often unfinished records of dead instances are looked for. */
 const SHARED_SWEEP_MS = 60_000;
 
@@ -112,7 +110,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
         stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper()])
-          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason, member))
+          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? config.shutdownGraceMs, reason, member))
           .finally(release);
         return stopping;
       },

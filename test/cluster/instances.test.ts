@@ -92,5 +92,37 @@ describe('several instances on NATS and PostgreSQL (child processes)', function 
     expect(firstCalls.map(([, n]) => n), 'the completed first block did not run again').to.deep.equal([1]);
     expect(done.output).to.deep.equal({ status: 200, headers: {}, data: { first: 1, slow: 2 } });
     expect(b.stdout() + b.stderr()).to.match(/took over an execution/);
+    await ensureStopped(b, 'SIGTERM');
+  });
+
+  it('hands its unfinished executions over on SIGTERM instead of cancelling them: another resumes them at once', async () => {
+    const a = await cluster.serve('epsilon', { TROUPE_SHUTDOWN_GRACE_MS: '500' });
+    const b = await cluster.serve('zeta');
+    const apiKey = await deploy(a.url, twoCallsWorkflow('handover', upstream.url));
+    upstream.calls.clear();
+    const slowArrived = upstream.arrived('/slow');
+    const ack = await call(a.url, 'POST', '/api/workflows/handover/execute', { apiKey, body: { input: { n: 2 }, async: true } });
+    expect(ack.status, JSON.stringify(ack.body)).to.equal(202);
+    const id = ack.body.executionId as string;
+    await slowArrived;
+    await eventually('the first block recorded', 10_000, async () => {
+      const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
+      return (rec.logs as { blockId: string; status: string }[]).some((l) => l.blockId === 'first' && l.status === 'completed') ? true : undefined;
+    });
+    const again = upstream.arrived('/slow');
+    const stoppedAt = Date.now();
+    a.child.kill('SIGTERM');
+    expect(await a.exited).to.equal(0);
+    expect(a.stdout() + a.stderr()).to.match(/handed over to another instance/);
+    await again;
+    // released, not expired: taken at the next sweep, well before the 10 s lease expiry
+    expect(Date.now() - stoppedAt).to.be.below(8_000);
+    const done = await eventually('the execution completed on zeta', 30_000, async () => {
+      const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
+      return rec.status === 'completed' || rec.status === 'failed' || rec.status === 'cancelled' ? rec : undefined;
+    });
+    expect(done.status, JSON.stringify(done.error)).to.equal('completed');
+    expect(done.output.data).to.deep.equal({ first: 1, slow: 2 });
+    expect([...upstream.calls].filter(([k]) => k.startsWith('/first ')).map(([, n]) => n)).to.deep.equal([1]);
   });
 });

@@ -88,7 +88,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, start: launch, logger }) : undefined;
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
@@ -167,6 +167,7 @@ function listen(server: http.Server, config: Readonly<Config>): Promise<number> 
  */
 async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, graceMs: number, reason: string, member?: ClusterMember): Promise<void> {
   logger.info({ reason, inflight: runtime.engine.inflight }, 'shutting down');
+  await member?.stopIntake();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   if (!(await runtime.engine.whenIdle(graceMs))) {

@@ -22,6 +22,12 @@ async function instances(p: ServeProcess): Promise<Listed[]> {
   return got.body.items as Listed[];
 }
 
+/** [the instance running the one execution, the other], as their announcements say (`aId` names `a`). */
+async function runner(a: ServeProcess, aId: string, b: ServeProcess): Promise<[ServeProcess, ServeProcess]> {
+  const busy = await eventually('an instance shows the running execution', 10_000, async () => (await instances(b)).find((i) => i.running === 1)?.id);
+  return busy === aId ? [a, b] : [b, a];
+}
+
 describe('several instances on NATS and PostgreSQL (child processes)', function () {
   this.timeout(180_000);
   let cluster: TestCluster;
@@ -73,13 +79,13 @@ describe('several instances on NATS and PostgreSQL (child processes)', function 
       const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
       return (rec.logs as { blockId: string; status: string }[]).some((l) => l.blockId === 'first' && l.status === 'completed') ? true : undefined;
     });
-    // each instance announces how many executions it runs with its heartbeat
-    await eventually('gamma shows its running execution', 10_000, async () => ((await instances(b)).find((i) => i.id === 'gamma')?.running === 1 ? true : undefined));
-    a.child.kill('SIGKILL');
+    // the work queue gave it to either: each instance announces how many executions it runs
+    const [owner, survivor] = await runner(a, 'gamma', b);
+    owner.child.kill('SIGKILL');
     const killedAt = Date.now();
-    await a.exited;
+    await owner.exited;
     const done = await eventually('the execution completed elsewhere', 40_000, async () => {
-      const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
+      const rec = (await call(survivor.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
       return rec.status === 'completed' ? rec : undefined;
     });
     const slowCalls = [...upstream.calls].filter(([k]) => k.startsWith('/slow '));
@@ -91,13 +97,13 @@ describe('several instances on NATS and PostgreSQL (child processes)', function 
     const firstCalls = [...upstream.calls].filter(([k]) => k.startsWith('/first '));
     expect(firstCalls.map(([, n]) => n), 'the completed first block did not run again').to.deep.equal([1]);
     expect(done.output).to.deep.equal({ status: 200, headers: {}, data: { first: 1, slow: 2 } });
-    expect(b.stdout() + b.stderr()).to.match(/took over an execution/);
-    await ensureStopped(b, 'SIGTERM');
+    expect(survivor.stdout() + survivor.stderr()).to.match(/took over an execution/);
+    await ensureStopped(survivor, 'SIGTERM');
   });
 
   it('hands its unfinished executions over on SIGTERM instead of cancelling them: another resumes them at once', async () => {
     const a = await cluster.serve('epsilon', { TROUPE_SHUTDOWN_GRACE_MS: '500' });
-    const b = await cluster.serve('zeta');
+    const b = await cluster.serve('zeta', { TROUPE_SHUTDOWN_GRACE_MS: '500' });
     const apiKey = await deploy(a.url, twoCallsWorkflow('handover', upstream.url));
     upstream.calls.clear();
     const slowArrived = upstream.arrived('/slow');
@@ -109,16 +115,17 @@ describe('several instances on NATS and PostgreSQL (child processes)', function 
       const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
       return (rec.logs as { blockId: string; status: string }[]).some((l) => l.blockId === 'first' && l.status === 'completed') ? true : undefined;
     });
+    const [owner, survivor] = await runner(a, 'epsilon', b);
     const again = upstream.arrived('/slow');
     const stoppedAt = Date.now();
-    a.child.kill('SIGTERM');
-    expect(await a.exited).to.equal(0);
-    expect(a.stdout() + a.stderr()).to.match(/handed over to another instance/);
+    owner.child.kill('SIGTERM');
+    expect(await owner.exited).to.equal(0);
+    expect(owner.stdout() + owner.stderr()).to.match(/handed over to another instance/);
     await again;
     // released, not expired: taken at the next sweep, well before the 10 s lease expiry
     expect(Date.now() - stoppedAt).to.be.below(8_000);
-    const done = await eventually('the execution completed on zeta', 30_000, async () => {
-      const rec = (await call(b.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
+    const done = await eventually('the execution completed on the other', 30_000, async () => {
+      const rec = (await call(survivor.url, 'GET', `/api/executions/${id}`, { token: TOKEN })).body;
       return rec.status === 'completed' || rec.status === 'failed' || rec.status === 'cancelled' ? rec : undefined;
     });
     expect(done.status, JSON.stringify(done.error)).to.equal('completed');

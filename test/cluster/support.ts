@@ -96,8 +96,8 @@ export function twoCallsWorkflow(id: string, upstream: string): unknown {
     name: `Two calls ${id}`,
     blocks: [
       { id: 'start', type: 'starter', name: 'Start', config: { inputFormat: [{ name: 'n', type: 'number', required: true }] } },
-      { id: 'first', type: 'api', name: 'First', config: { url: `${upstream}/first`, method: 'GET' } },
-      { id: 'slow', type: 'api', name: 'Slow', config: { url: `${upstream}/slow`, method: 'GET', timeoutMs: 60_000 } },
+      { id: 'first', type: 'api', name: 'First', config: { url: `${upstream}/first`, method: 'POST', body: { n: '<start.n>' } } },
+      { id: 'slow', type: 'api', name: 'Slow', config: { url: `${upstream}/slow`, method: 'POST', body: { n: '<start.n>' }, timeoutMs: 60_000 } },
       { id: 'reply', type: 'response', name: 'Reply', config: { status: 200, data: { first: '<first.data.n>', slow: '<slow.data.n>' } } },
     ],
     connections: [

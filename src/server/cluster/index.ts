@@ -10,14 +10,22 @@ import type { Config } from '../../../config/load.js';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../../model/lease.js';
 import type { Runtime } from '../../main.js';
 import type { ClusterService } from '../../service/cluster.js';
+import type { ExecutionService } from '../../service/executions.js';
 import { resumeExecution, type ResumeDeps } from '../resumption.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
+import { WorkQueue } from './work-queue.js';
+
+/** queue messages an instance holds at once (each only until its execution's record exists) */
+const QUEUE_CONCURRENCY = 8;
 
 export interface ClusterMember {
   directory: InstanceDirectory;
   leases: LeaseKeeper;
+  queue: WorkQueue;
+  /** takes no more work from the queue (a stop begins); async executions are queued for the others */
+  stopIntake(): Promise<void>;
   /**
    * Stops the runs still here without recording an end, releases their leases so that another
    * instance resumes them at once, and leaves the cluster. Returns how many were handed over.
@@ -31,6 +39,7 @@ export interface JoinOptions {
   config: Readonly<Config>;
   runtime: Runtime;
   cluster: ClusterService;
+  executions: ExecutionService;
   start: NonNullable<ResumeDeps['start']>;
   logger: Logger;
   timing?: LeaseTiming;
@@ -42,15 +51,21 @@ export function clustered(config: Readonly<Config>): boolean {
   return config.natsUrl !== undefined && (config.databaseUrl !== undefined || config.mongodbUrl !== undefined);
 }
 
-export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
+interface Parts {
+  buckets: ClusterBuckets;
+  directory: InstanceDirectory;
+  leases: LeaseKeeper;
+  queue: WorkQueue;
+}
+
+/** The cluster's parts for this instance, nothing started yet. */
+async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number): Promise<Parts> {
   const { config, runtime, cluster, logger } = opts;
-  const timing = opts.timing ?? DEFAULT_LEASE_TIMING;
-  const now = opts.now ?? Date.now;
-  const buckets: ClusterBuckets = await openClusterBuckets(config.natsUrl as string, config.busPrefix, timing.expireMs);
-  const onError = (err: unknown): void => logger.error({ err }, 'cluster: announcing this instance failed');
+  const buckets = await openClusterBuckets(config.natsUrl as string, config.busPrefix, timing.expireMs);
   const host = hostname();
   const directory = new InstanceDirectory({
-    bucket: buckets.instances, renewMs: timing.renewMs, expireMs: timing.expireMs, now, onError,
+    bucket: buckets.instances, renewMs: timing.renewMs, expireMs: timing.expireMs, now,
+    onError: (err) => logger.error({ err }, 'cluster: announcing this instance failed'),
     self: () => {
       const me = cluster.self();
       return { id: me.id, host, version: me.version, startedAt: me.startedAt, running: me.running };
@@ -63,20 +78,35 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
     executions: runtime.store.executions,
     resume: (rec) => resumeExecution(resumeDeps, rec, config.executionTimeoutMs),
   });
+  const queue = new WorkQueue({
+    nc: buckets.nc, prefix: config.busPrefix, store: runtime.store, registry: runtime.registry, start: opts.start,
+    hasCapacity: () => opts.executions.hasCapacity(), concurrency: QUEUE_CONCURRENCY, logger,
+  });
+  return { buckets, directory, leases, queue };
+}
+
+export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
+  const { runtime, cluster } = opts;
+  const { buckets, directory, leases, queue } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
   try {
     await directory.start();
+    await queue.open();
   } catch (err) {
     await buckets.nc.close();
     throw err;
   }
   cluster.useDirectory(directory);
+  opts.executions.useQueue(queue);
   // the first renewal and sweep now: a restarted instance takes its own orphans back at once
   await leases.tick();
   leases.start();
+  await queue.consume();
   let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    opts.executions.useQueue(undefined);
+    await queue.stop();
     await leases.stop();
     cluster.useDirectory(undefined);
     await directory.stop();
@@ -85,8 +115,11 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   return {
     directory,
     leases,
+    queue,
     close,
+    stopIntake: () => queue.stop(),
     async handOver() {
+      await queue.stop();
       await leases.stop();
       const ids = runtime.engine.localIds;
       // fence first: once another instance resumes one, nothing of the run here may write

@@ -88,7 +88,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, start: launch, logger }) : undefined;
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);

@@ -4,10 +4,12 @@
  * record that exists at once.
  */
 import { expect } from 'chai';
+import { signHeaders } from '../../src/model/webhook-signature.js';
 import { call } from '../cli/serve-helpers.js';
 import { deploy, eventually, startTestCluster, startUpstream, TOKEN, twoCallsWorkflow, type TestCluster, type Upstream } from './support.js';
 
 const COUNT = 8;
+const HOOK_SECRET = 'cluster-hook-secret-0123456789';
 
 describe('the work queue of a cluster (child processes)', function () {
   this.timeout(180_000);
@@ -57,5 +59,38 @@ describe('the work queue of a cluster (child processes)', function () {
     expect(firsts.every(([, n]) => n === 1), JSON.stringify(firsts)).to.equal(true);
     const slows = [...upstream.calls].filter(([k]) => k.startsWith('/slow '));
     expect(slows.map(([, n]) => n)).to.deep.equal(Array.from({ length: COUNT }, () => 1));
+  });
+
+  it('starts a webhook event accepted by a full instance on another at once, through the shared consumer', async () => {
+    const full = await cluster.serve('three', { TROUPE_MAX_INFLIGHT: '1' });
+    const apiKey = await deploy(full.url, twoCallsWorkflow('occupy', upstream.url));
+    expect((await call(full.url, 'PUT', '/api/secrets/HOOK_SECRET', { token: TOKEN, body: { value: HOOK_SECRET } })).status).to.equal(201);
+    await deploy(full.url, {
+      id: 'hooked', name: 'Hooked',
+      triggers: [{ type: 'webhook', id: 'hook', path: 'hooked/in', provider: 'generic', secret: '{{HOOK_SECRET}}' }],
+      blocks: [
+        { id: 'start', type: 'starter', name: 'Start', config: {} },
+        { id: 'reply', type: 'response', name: 'Reply', config: { status: 200, data: { got: '<start.input>' } } },
+      ],
+      connections: [{ from: 'start', to: 'reply' }],
+    });
+    // a sync execution runs where it was asked: it fills the one place of `three`
+    const occupied = upstream.arrived('/slow');
+    const busy = call(full.url, 'POST', '/api/workflows/occupy/execute', { apiKey, body: { input: { n: 99 } } });
+    await occupied;
+    const body = JSON.stringify({ hello: 'cluster' });
+    const headers = { 'Content-Type': 'application/json', 'X-Delivery-Id': 'cluster-1', ...signHeaders('generic', HOOK_SECRET, Buffer.from(body), Date.now()) };
+    const res = await fetch(`${full.url}/webhooks/hooked/in`, { method: 'POST', headers, body });
+    const acceptedAt = Date.now();
+    expect(res.status).to.equal(202);
+    const executionId = res.headers.get('x-execution-id') as string;
+    const done = await eventually('the webhook execution completed', 30_000, async () => {
+      const rec = (await call(full.url, 'GET', `/api/executions/${executionId}`, { token: TOKEN })).body;
+      return rec.status === 'completed' ? rec : undefined;
+    });
+    // not left to the store's sweep (which waits 5 s for the instance that accepted it)
+    expect(Date.parse(done.startedAt) - acceptedAt, 'started by another instance at once').to.be.below(4_000);
+    expect(done.output.data.got.body).to.deep.equal({ hello: 'cluster' });
+    expect((await busy).status).to.equal(200);
   });
 });

@@ -11,10 +11,12 @@ import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../../model/lease.js';
 import type { Runtime } from '../../main.js';
 import type { ClusterService } from '../../service/cluster.js';
 import type { ExecutionService } from '../../service/executions.js';
+import type { WebhookService } from '../../service/webhooks.js';
 import { resumeExecution, type ResumeDeps } from '../resumption.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
+import { WebhookStarts } from './webhook-starts.js';
 import { WorkQueue } from './work-queue.js';
 
 /** queue messages an instance holds at once (each only until its execution's record exists) */
@@ -40,6 +42,7 @@ export interface JoinOptions {
   runtime: Runtime;
   cluster: ClusterService;
   executions: ExecutionService;
+  webhooks: WebhookService;
   start: NonNullable<ResumeDeps['start']>;
   logger: Logger;
   timing?: LeaseTiming;
@@ -56,6 +59,7 @@ interface Parts {
   directory: InstanceDirectory;
   leases: LeaseKeeper;
   queue: WorkQueue;
+  hooks: WebhookStarts;
 }
 
 /** The cluster's parts for this instance, nothing started yet. */
@@ -82,15 +86,17 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
     nc: buckets.nc, prefix: config.busPrefix, store: runtime.store, registry: runtime.registry, start: opts.start,
     hasCapacity: () => opts.executions.hasCapacity(), concurrency: QUEUE_CONCURRENCY, logger,
   });
-  return { buckets, directory, leases, queue };
+  const hooks = new WebhookStarts(buckets.nc, config.busPrefix, opts.webhooks, QUEUE_CONCURRENCY, logger);
+  return { buckets, directory, leases, queue, hooks };
 }
 
 export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   const { runtime, cluster } = opts;
-  const { buckets, directory, leases, queue } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
+  const { buckets, directory, leases, queue, hooks } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
   try {
     await directory.start();
     await queue.open();
+    await hooks.open();
   } catch (err) {
     await buckets.nc.close();
     throw err;
@@ -101,12 +107,19 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   await leases.tick();
   leases.start();
   await queue.consume();
+  await hooks.consume();
+  opts.webhooks.shareStarts(true);
+  // what arrives meanwhile still goes to the queue and the stream, for the other instances
+  const stopIntake = async (): Promise<void> => {
+    await Promise.all([queue.stop(), hooks.stop()]);
+  };
   let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    await stopIntake();
     opts.executions.useQueue(undefined);
-    await queue.stop();
+    opts.webhooks.shareStarts(false);
     await leases.stop();
     cluster.useDirectory(undefined);
     await directory.stop();
@@ -117,9 +130,9 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
     leases,
     queue,
     close,
-    stopIntake: () => queue.stop(),
+    stopIntake,
     async handOver() {
-      await queue.stop();
+      await stopIntake();
       await leases.stop();
       const ids = runtime.engine.localIds;
       // fence first: once another instance resumes one, nothing of the run here may write

@@ -88,14 +88,15 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, start: launch, logger }) : undefined;
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
     const sweep = runtime.store.kind !== 'sqlite' ? startSweep(runtime, logger, launch) : undefined;
     // accepted webhook events left pending (a crash, back-pressure) start from here
     services.webhooks.startSweeper();
-    services.schedules.start();
+    // in a cluster the scheduler runs on the leader only (server/cluster/scheduler-leader.ts)
+    if (member === undefined) services.schedules.start();
     const url = serviceUrl(config, port);
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
     let stopping: Promise<void> | undefined;

@@ -78,12 +78,13 @@ export class ExecutionService {
   /**
    * An async execution in a cluster: its record is written `queued` (the 202 points at it),
    * then the queue gets it; the instance that takes it starts it under this id. Without a
-   * queue it starts here, as `start` does. Resolves with the execution id.
+   * queue it starts here, as `start` does. Resolves with the execution id; CONFLICT when a
+   * record of `executionId` exists already.
    */
-  async enqueue(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo): Promise<string> {
+  async enqueue(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, executionId?: string): Promise<string> {
     const queue = this.queue;
-    if (queue === undefined) return (await this.start(loaded, input, trigger, { awaitRecord: true })).id;
-    const id = this.opts.newId?.() ?? newExecutionId();
+    const id = executionId ?? this.opts.newId?.() ?? newExecutionId();
+    if (queue === undefined) return (await this.start(loaded, input, trigger, { awaitRecord: true, executionId: id })).id;
     await this.opts.store.executions.create({
       id, workflowId: loaded.workflowId, version: loaded.version, status: 'queued', trigger, input,
       output: null, error: null, startedAt: null, endedAt: null, durationMs: null,

@@ -11,11 +11,13 @@ import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../../model/lease.js';
 import type { Runtime } from '../../main.js';
 import type { ClusterService } from '../../service/cluster.js';
 import type { ExecutionService } from '../../service/executions.js';
+import type { ScheduleService } from '../../service/schedules.js';
 import type { WebhookService } from '../../service/webhooks.js';
 import { resumeExecution, type ResumeDeps } from '../resumption.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
+import { SchedulerLeader } from './scheduler-leader.js';
 import { WebhookStarts } from './webhook-starts.js';
 import { WorkQueue } from './work-queue.js';
 
@@ -43,6 +45,8 @@ export interface JoinOptions {
   cluster: ClusterService;
   executions: ExecutionService;
   webhooks: WebhookService;
+  /** run on this instance only while it leads (scheduler-leader.ts) */
+  schedules: ScheduleService;
   start: NonNullable<ResumeDeps['start']>;
   logger: Logger;
   timing?: LeaseTiming;
@@ -60,6 +64,7 @@ interface Parts {
   leases: LeaseKeeper;
   queue: WorkQueue;
   hooks: WebhookStarts;
+  leader: SchedulerLeader;
 }
 
 /** The cluster's parts for this instance, nothing started yet. */
@@ -87,12 +92,16 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
     hasCapacity: () => opts.executions.hasCapacity(), concurrency: QUEUE_CONCURRENCY, logger,
   });
   const hooks = new WebhookStarts(buckets.nc, config.busPrefix, opts.webhooks, QUEUE_CONCURRENCY, logger);
-  return { buckets, directory, leases, queue, hooks };
+  const leader = new SchedulerLeader({
+    bucket: buckets.leader, instanceId: cluster.instanceId, timing, now, logger,
+    scheduler: { start: () => opts.schedules.start(), stop: () => opts.schedules.stop() },
+  });
+  return { buckets, directory, leases, queue, hooks, leader };
 }
 
 export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   const { runtime, cluster } = opts;
-  const { buckets, directory, leases, queue, hooks } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
+  const { buckets, directory, leases, queue, hooks, leader } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
   try {
     await directory.start();
     await queue.open();
@@ -109,9 +118,10 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   await queue.consume();
   await hooks.consume();
   opts.webhooks.shareStarts(true);
+  await leader.start();
   // what arrives meanwhile still goes to the queue and the stream, for the other instances
   const stopIntake = async (): Promise<void> => {
-    await Promise.all([queue.stop(), hooks.stop()]);
+    await Promise.all([queue.stop(), hooks.stop(), leader.stop()]);
   };
   let closed = false;
   const close = async (): Promise<void> => {

@@ -4,10 +4,10 @@ SHELL := /bin/bash
 STAMP := node_modules/.troupe-setup
 MOCHA := npx mocha
 
-.PHONY: help setup nats-server postgresql chromium run test test-unit test-integration bench lint typecheck clean
+.PHONY: help setup nats-server postgresql chromium run cluster test test-unit test-integration test-chaos bench lint typecheck clean
 
 help:
-	@echo "make setup | run | test | test-unit | test-integration | bench | lint | typecheck"
+	@echo "make setup | run | cluster | test | test-unit | test-integration | test-chaos | bench | lint | typecheck"
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -52,6 +52,11 @@ setup: $(STAMP) nats-server postgresql chromium
 run: $(STAMP)
 	node bin/troupe.js serve --demo
 
+# three instances of one service on one NATS and one PostgreSQL database, for a local trial
+# (ports 3001-3003; docs/operations.md "Several instances")
+cluster: $(STAMP) nats-server postgresql
+	bin/cluster.sh
+
 typecheck: $(STAMP)
 	npx tsc --noEmit -p .
 
@@ -73,4 +78,4 @@ bench: setup
 	node --import tsx bench/index.ts
 
 clean:
-	rm -rf node_modules .troupe
+	rm -rf node_modules .troupe .troupe-cluster

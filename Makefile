@@ -70,6 +70,11 @@ test-unit: $(STAMP) postgresql
 test-integration: setup
 	$(MOCHA) 'test/{contract,actors,cli,http,e2e,browser}/**/*.test.ts'
 
+# three instances on one NATS and one PostgreSQL, one SIGKILLed every 3 s under load, for 45 s
+# (about a minute; `make test` runs it too, with every other suite)
+test-chaos: setup
+	$(MOCHA) 'test/chaos/**/*.test.ts'
+
 # The README's test command: typecheck, lint, then every suite in one mocha run.
 test: setup typecheck lint
 	$(MOCHA) 'test/**/*.test.ts'

@@ -93,4 +93,25 @@ describe('the work queue of a cluster (child processes)', function () {
     expect(done.output.data.got.body).to.deep.equal({ hello: 'cluster' });
     expect((await busy).status).to.equal(200);
   });
+
+  it('queues an async rerun for another instance when the one asked is full', async () => {
+    const full = await cluster.serve('four', { TROUPE_MAX_INFLIGHT: '1' });
+    const apiKey = await deploy(full.url, twoCallsWorkflow('again', upstream.url));
+    const original = await call(full.url, 'POST', '/api/workflows/again/execute', { apiKey, body: { input: { n: 7 } } });
+    expect(original.status, JSON.stringify(original.body)).to.equal(200);
+    const originalId = original.headers.get('x-execution-id') as string;
+    const occupied = upstream.arrived('/slow');
+    const busy = call(full.url, 'POST', '/api/workflows/again/execute', { apiKey, body: { input: { n: 8 } } });
+    await occupied;
+    const rerun = await call(full.url, 'POST', `/api/executions/${originalId}/rerun`, { token: TOKEN, body: { async: true } });
+    expect(rerun.status, JSON.stringify(rerun.body)).to.equal(202);
+    const done = await eventually('the rerun completed', 30_000, async () => {
+      const rec = (await call(full.url, 'GET', `/api/executions/${rerun.body.executionId as string}`, { token: TOKEN })).body;
+      return rec.status === 'completed' || rec.status === 'failed' ? rec : undefined;
+    });
+    expect(done.status, JSON.stringify(done.error)).to.equal('completed');
+    expect(done.trigger).to.deep.equal({ type: 'rerun', of: originalId, fromBlock: null });
+    expect(done.input).to.deep.equal({ n: 7 });
+    expect((await busy).status).to.equal(200);
+  });
 });

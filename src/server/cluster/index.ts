@@ -86,6 +86,11 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
     localIds: () => runtime.engine.localIds,
     executions: runtime.store.executions,
     resume: (rec) => resumeExecution(resumeDeps, rec, config.executionTimeoutMs),
+    // fenced first: the run stopping here must not write over the record the other one resumed
+    lost: (id) => {
+      runtime.fence([id]);
+      runtime.engine.cancelHere(id);
+    },
   });
   const queue = new WorkQueue({
     nc: buckets.nc, prefix: config.busPrefix, store: runtime.store, registry: runtime.registry, start: opts.start,

@@ -25,12 +25,18 @@ export interface LeaseKeeperDeps {
   executions: ExecutionRepo;
   /** resumes a running record here, from its last block boundary */
   resume: (rec: ExecutionRecord) => Promise<ResumeOutcome>;
+  /**
+   * Another instance took over this execution while it still ran here (this one could not
+   * renew in time: a pause, a lost connection): stop it here without writing its record again.
+   */
+  lost: (executionId: string) => void;
   logger: Logger;
 }
 
 export class LeaseKeeper {
   private timer: NodeJS.Timeout | undefined;
-  private held = new Set<string>();
+  /** the lease entries this instance wrote, by execution id: the revision of its last write */
+  private held = new Map<string, number>();
   private busy = false;
   /** executions taken over by this instance since it started */
   takenOver = 0;
@@ -62,14 +68,44 @@ export class LeaseKeeper {
     }
   }
 
-  /** Puts a fresh lease for each local execution and drops the leases of the ones that ended. */
+  /**
+   * Renews the lease of each local execution with a compare-and-set at the revision this
+   * instance last wrote, so a lease another instance took meanwhile is found lost rather than
+   * overwritten; drops the leases of the executions that ended.
+   */
   async renew(): Promise<void> {
     const local = new Set(this.deps.localIds());
-    const lease: Lease = { owner: this.deps.instanceId, renewedAt: this.deps.now() };
-    await Promise.all([...local].map((id) => this.deps.bucket.put(kvKey(id), encodeEntry(lease))));
-    const ended = [...this.held].filter((id) => !local.has(id));
+    const lease = encodeEntry({ owner: this.deps.instanceId, renewedAt: this.deps.now() } satisfies Lease);
+    await Promise.all([...local].map((id) => this.renewOne(id, lease)));
+    const ended = [...this.held.keys()].filter((id) => !local.has(id));
     await Promise.all(ended.map((id) => this.deps.bucket.delete(kvKey(id))));
-    this.held = local;
+    for (const id of ended) this.held.delete(id);
+  }
+
+  private async renewOne(id: string, lease: Uint8Array): Promise<void> {
+    const key = kvKey(id);
+    const revision = this.held.get(id);
+    try {
+      if (revision !== undefined) {
+        this.held.set(id, await this.deps.bucket.update(key, lease, revision));
+        return;
+      }
+      // a run started here: its first lease (an entry left by an earlier run of it may be there)
+      const entry = await this.deps.bucket.get(key);
+      const found = parseLease(decodeEntry(entry));
+      if (found !== null && found.owner !== this.deps.instanceId && !found.released) throw new Error('leased by another instance');
+      this.held.set(id, entry === null ? await this.deps.bucket.create(key, lease) : await this.deps.bucket.update(key, lease, entry.revision));
+    } catch (err) {
+      if (!(await this.takenBySomeoneElse(key))) throw err;
+      this.held.delete(id);
+      this.deps.logger.warn({ executionId: id }, 'another instance took this execution over: it stops here');
+      this.deps.lost(id);
+    }
+  }
+
+  private async takenBySomeoneElse(key: string): Promise<boolean> {
+    const now = parseLease(decodeEntry(await this.deps.bucket.get(key)));
+    return now !== null && now.owner !== this.deps.instanceId;
   }
 
   /** Takes over every running record not run here whose lease allows it. */
@@ -94,8 +130,7 @@ export class LeaseKeeper {
     if (!orphaned && !mayTakeOver(lease, claimedAt(rec), this.deps.now(), this.deps.timing)) return;
     const mine = encodeEntry({ owner: this.deps.instanceId, renewedAt: this.deps.now() } satisfies Lease);
     try {
-      if (entry === null) await this.deps.bucket.create(key, mine);
-      else await this.deps.bucket.update(key, mine, entry.revision);
+      this.held.set(rec.id, entry === null ? await this.deps.bucket.create(key, mine) : await this.deps.bucket.update(key, mine, entry.revision));
     } catch {
       return; // another instance won the lease first
     }
@@ -106,6 +141,7 @@ export class LeaseKeeper {
       return;
     }
     // not resumed here: the lease goes, so the next sweep (here or elsewhere) decides again
+    this.held.delete(rec.id);
     await this.deps.bucket.delete(key).catch(() => undefined);
   }
 

@@ -65,7 +65,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
 async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readonly<Config>, options: ServiceOptions, release: () => void): Promise<Service> {
   const { logger } = options;
   try {
-    const { app, services, cluster } = buildApp({
+    const { app, services, cluster, metrics } = buildApp({
       config,
       store: runtime.store,
       bus: runtime.bus,
@@ -88,7 +88,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, metrics: metrics.registry, start: launch, logger }) : undefined;
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);

@@ -1,6 +1,6 @@
 /**
  * Several `troupe serve` on one NATS and one PostgreSQL (SPEC §9): each announces itself and
- * GET /api/cluster lists the live ones from any of them; an execution of a SIGKILLed instance
+ * GET /api/cluster lists the live ones from any of them (and /metrics its view of the cluster); an execution of a SIGKILLed instance
  * is taken over by another and resumed from its last block boundary.
  */
 import { expect } from 'chai';
@@ -55,6 +55,14 @@ describe('several instances on NATS and PostgreSQL (child processes)', function 
         expect(i.version).to.match(/^\d+\.\d+\.\d+/);
       }
     }
+    // each instance's /metrics tells its view: two instances, and one scheduler leader among them
+    const scraped = await Promise.all([a, b].map(async (p) => (await fetch(`${p.url}/metrics`)).text()));
+    for (const text of scraped) expect(text).to.match(/^troupe_cluster_instances 2$/m);
+    await eventually('one scheduler leader', 10_000, async () => {
+      const texts = await Promise.all([a, b].map(async (p) => (await fetch(`${p.url}/metrics`)).text()));
+      const leaders = texts.filter((t) => /^troupe_cluster_scheduler_leader 1$/m.test(t));
+      return leaders.length === 1 ? true : undefined;
+    });
     a.child.kill('SIGKILL');
     await a.exited;
     await eventually('alpha leaves the list', 20_000, async () => {

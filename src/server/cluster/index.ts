@@ -17,6 +17,8 @@ import { resumeExecution, type ResumeDeps } from '../resumption.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
+import type { Registry } from 'prom-client';
+import { registerClusterMetrics } from './metrics.js';
 import { SchedulerLeader } from './scheduler-leader.js';
 import { WebhookStarts } from './webhook-starts.js';
 import { WorkQueue } from './work-queue.js';
@@ -45,6 +47,8 @@ export interface JoinOptions {
   cluster: ClusterService;
   executions: ExecutionService;
   webhooks: WebhookService;
+  /** the instance's /metrics registry, which gets the cluster's figures */
+  metrics: Registry;
   /** run on this instance only while it leads (scheduler-leader.ts) */
   schedules: ScheduleService;
   start: NonNullable<ResumeDeps['start']>;
@@ -117,6 +121,9 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   }
   cluster.useDirectory(directory);
   opts.executions.useQueue(queue);
+  registerClusterMetrics(opts.metrics, {
+    instances: async () => (await directory.list()).length, leasesHeld: () => leases.heldCount, takenOver: () => leases.takenOver, leading: () => leader.leading,
+  });
   // the first renewal and sweep now: a restarted instance takes its own orphans back at once
   await leases.tick();
   leases.start();

@@ -43,6 +43,11 @@ export class LeaseKeeper {
 
   constructor(private readonly deps: LeaseKeeperDeps) {}
 
+  /** how many execution leases this instance holds */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.deps.timing.renewMs);
     this.timer.unref();

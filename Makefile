@@ -4,10 +4,10 @@ SHELL := /bin/bash
 STAMP := node_modules/.troupe-setup
 MOCHA := npx mocha
 
-.PHONY: help setup build console nats-server postgresql chromium run test test-unit test-integration bench bench-peers lint typecheck clean
+.PHONY: help setup build console nats-server postgresql chromium run cluster test test-unit test-integration test-chaos bench bench-peers lint typecheck clean
 
 help:
-	@echo "make setup | build | console | run | test | test-unit | test-integration | bench | bench-peers | lint | typecheck"
+	@echo "make setup | build | console | run | cluster | test | test-unit | test-integration | test-chaos | bench | bench-peers | lint | typecheck"
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -75,6 +75,11 @@ setup: $(STAMP) build console nats-server postgresql chromium
 run: build console
 	node bin/troupe.js serve --demo
 
+# three instances of one service on one NATS and one PostgreSQL database, for a local trial
+# (ports 3001-3003; docs/operations.md "Several instances")
+cluster: $(STAMP) nats-server postgresql
+	bin/cluster.sh
+
 typecheck: $(STAMP)
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p src/console
@@ -91,6 +96,11 @@ test-unit: build postgresql
 test-integration: setup
 	$(MOCHA) 'test/{contract,actors,cli,http,e2e,browser}/**/*.test.ts'
 
+# three instances on one NATS and one PostgreSQL, one SIGKILLed every 3 s under load, for 45 s
+# (about a minute; `make test` runs it too, with every other suite)
+test-chaos: setup
+	$(MOCHA) 'test/chaos/**/*.test.ts'
+
 # The README's test command: typecheck, lint, then every suite in one mocha run.
 test: setup typecheck lint
 	$(MOCHA) 'test/**/*.test.ts'
@@ -104,4 +114,4 @@ bench-peers: build nats-server
 	node --import tsx bench/peers/run.ts
 
 clean:
-	rm -rf node_modules .troupe dist
+	rm -rf node_modules .troupe .troupe-cluster dist

@@ -27,4 +27,5 @@ export const DEFAULTS = {
   maxWaitDays: 30,
   waitPollMs: 1000,
   maxCallDepth: 10,
+  shutdownGraceMs: 15_000,
 } as const;

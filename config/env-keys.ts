@@ -39,6 +39,7 @@ export const ENV_KEYS = [
   'TROUPE_MAX_WAIT_DAYS',
   'TROUPE_WAIT_POLL_MS',
   'TROUPE_MAX_CALL_DEPTH',
+  'TROUPE_SHUTDOWN_GRACE_MS',
   // the model providers' own variables (their SDKs read the same): agent and llm-router defaults
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

@@ -51,6 +51,8 @@ export interface Config {
   waitPollMs: number;
   /** how deep workflow blocks may nest */
   maxCallDepth: number;
+  /** how long a stopping instance waits for its running executions before cancelling them (or, in a cluster, handing them over) */
+  shutdownGraceMs: number;
   /** defaults of agent and llm-router blocks that name no key or base URL of their own */
   models: Readonly<Record<'openai' | 'anthropic', { apiKey: string | undefined; baseUrl: string | undefined }>>;
 }
@@ -123,6 +125,7 @@ function toConfig(e: Env): Config {
     maxWaitDays: e.TROUPE_MAX_WAIT_DAYS,
     waitPollMs: e.TROUPE_WAIT_POLL_MS,
     maxCallDepth: e.TROUPE_MAX_CALL_DEPTH,
+    shutdownGraceMs: e.TROUPE_SHUTDOWN_GRACE_MS,
     models: Object.freeze({
       openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },

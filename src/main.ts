@@ -13,6 +13,7 @@ import { systemClock } from './runtime/clock.js';
 import { chainSecrets, envSecrets } from './runtime/secrets.js';
 import type { SecretSource } from './runtime/types.js';
 import { IsolatedVmSandbox } from './sandbox/isolated.js';
+import { fencedExecutions } from './server/cluster/fence.js';
 import { requeueAwareExecutions } from './server/recovery.js';
 import { TrackedEngine } from './server/tracked-engine.js';
 import { openStore as openConfiguredStore, storeVariable } from './store/open.js';
@@ -29,6 +30,8 @@ export interface Runtime {
   engine: TrackedEngine;
   registry: BlockTypeRegistry;
   services: BlockServices;
+  /** refuses every further record write of these executions (handed over to another instance) */
+  fence(ids: Iterable<string>): void;
   close(): Promise<void>;
 }
 
@@ -93,7 +96,8 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
   setMaxWaitDays(config.maxWaitDays);
   const secrets = options.secrets ? chainSecrets(options.secrets(store), envSecrets()) : envSecrets();
   // requeue-aware: restart recovery runs a queued execution again under its own id
-  const executions = requeueAwareExecutions(store.executions);
+  // fenced: a run handed over to another instance must not write over its record (server/cluster)
+  const executions = fencedExecutions(requeueAwareExecutions(store.executions));
   const engine = new TrackedEngine(
     { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config), limits: config.limits,
       ...(options.park === true ? { parkAfterMs: config.syncWaitMs } : {}) },
@@ -106,6 +110,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     engine,
     registry: blockTypeRegistry(blockTypes, config.limits),
     services,
+    fence: (ids) => executions.fence(ids),
     async close() {
       await bus.close();
       http.close();

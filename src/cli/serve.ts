@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/load.js';
 import { runDemo } from '../server/demo.js';
 import { commandLine } from './args.js';
 import { createServiceLogger } from '../server/logger.js';
-import { SHUTDOWN_GRACE_MS, startService, type Service } from '../server/service.js';
+import { startService, type Service } from '../server/service.js';
 
 const out = (line: string): void => {
   process.stdout.write(line + '\n');
@@ -61,7 +61,7 @@ function untilSignal(service: Service): Promise<number> {
         process.exit(1);
       }
       received = true;
-      process.stderr.write(`troupe: ${signal} received, shutting down (running executions get up to ${SHUTDOWN_GRACE_MS / 1000} s)\n`);
+      process.stderr.write(`troupe: ${signal} received, shutting down (running executions get up to ${service.runtime.config.shutdownGraceMs / 1000} s)\n`);
       service.stop(signal).then(
         () => resolve(0),
         (err: unknown) => {

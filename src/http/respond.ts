@@ -70,6 +70,14 @@ export function streamEvents(ctx: Ctx, executions: ExecutionService, id: string,
   );
 }
 
+/** 202: the execution is accepted and its record exists. */
+export function respondAccepted(ctx: Ctx, id: string): void {
+  ctx.set('X-Execution-Id', id);
+  ctx.status = 202;
+  ctx.set('Location', statusUrl(id));
+  ctx.body = { executionId: id, statusUrl: statusUrl(id) };
+}
+
 export async function respondToExecution(
   ctx: Ctx,
   handle: ExecutionHandle,
@@ -77,13 +85,11 @@ export async function respondToExecution(
   executions: ExecutionService,
   logger: Logger,
 ): Promise<void> {
-  ctx.set('X-Execution-Id', handle.id);
   if (mode === 'async') {
-    ctx.status = 202;
-    ctx.set('Location', statusUrl(handle.id));
-    ctx.body = { executionId: handle.id, statusUrl: statusUrl(handle.id) };
+    respondAccepted(ctx, handle.id);
     return;
   }
+  ctx.set('X-Execution-Id', handle.id);
   if (mode === 'stream') {
     streamEvents(ctx, executions, handle.id, logger);
     return;

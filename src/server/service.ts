@@ -18,9 +18,8 @@ import { lockDataDir } from './data-dir-lock.js';
 import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
 import { serviceUrl } from './urls.js';
 import { Waker } from './waker.js';
+import { clustered, joinCluster, type ClusterMember } from './cluster/index.js';
 
-/** How long a shutdown waits for running executions before cancelling them. */
-export const SHUTDOWN_GRACE_MS = 15_000;
 /** On a shared store, how often unfinished records of dead instances are looked for. */
 const SHARED_SWEEP_MS = 60_000;
 
@@ -69,7 +68,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
 async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readonly<Config>, options: ServiceOptions, release: () => void): Promise<Service> {
   const { logger } = options;
   try {
-    const { app, services, cluster } = buildApp({
+    const { app, services, cluster, metrics } = buildApp({
       config,
       store: runtime.store,
       bus: runtime.bus,
@@ -92,19 +91,13 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     };
     const waker = waiting(runtime, services, logger, launch);
     const recovery = await recover(runtime, logger, false, launch);
+    // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, metrics: metrics.registry, start: launch, logger }) : undefined;
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
     const sweep = runtime.store.kind !== 'sqlite' ? startSweep(runtime, logger, launch) : undefined;
-    // accepted webhook events left pending (a crash, back-pressure) start from here
-    services.webhooks.startSweeper();
-    services.schedules.start();
-    const retention = new RetentionJob(
-      { executions: runtime.store.executions, clock: runtime.services.clock, logger },
-      { retentionDays: config.executionRetentionDays },
-    );
-    retention.start();
-    waker.start();
+    const stopBackground = startBackground(runtime, services, config, logger, { waker, member });
     const url = serviceUrl(config, port);
     services.approvals.baseUrl = url;
     logger.info({ url, store: runtime.store.kind, bus: config.natsUrl ? 'nats' : 'memory', instance: cluster.instanceId }, 'troupe listening');
@@ -119,8 +112,8 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       stop(reason = 'stop requested') {
         if (sweep) clearInterval(sweep);
         // a tick or sweep in progress may still be starting runs: they belong to the grace period below
-        stopping ??= Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), waker.stop()])
-          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, reason))
+        stopping ??= stopBackground()
+          .then(() => shutdown(server, runtime, logger, options.shutdownGraceMs ?? config.shutdownGraceMs, reason, member))
           .finally(release);
         return stopping;
       },
@@ -138,6 +131,23 @@ type Launch = NonNullable<RecoveryDeps['start']>;
  * their state through its services (it knows its secret key and URL), and the waker resumes
  * parked executions at their due time, whichever instance polls first.
  */
+/** The service's background work, started once it listens; the function returned stops it. */
+function startBackground(
+  runtime: Runtime, services: Services, config: Readonly<Config>, logger: Logger, parts: { waker: Waker; member: ClusterMember | undefined },
+): () => Promise<unknown> {
+  // accepted webhook events left pending (a crash, back-pressure) start from here
+  services.webhooks.startSweeper();
+  // in a cluster the scheduler runs on the leader only (server/cluster/scheduler-leader.ts)
+  if (parts.member === undefined) services.schedules.start();
+  const retention = new RetentionJob(
+    { executions: runtime.store.executions, clock: runtime.services.clock, logger },
+    { retentionDays: config.executionRetentionDays },
+  );
+  retention.start();
+  parts.waker.start();
+  return () => Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
+}
+
 function waiting(runtime: Runtime, services: Services, logger: Logger, launch: Launch): Waker {
   runtime.services.approvals = services.approvals;
   runtime.services.children = services.children;
@@ -188,17 +198,25 @@ function listen(server: http.Server, config: Readonly<Config>): Promise<number> 
 /**
  * Stop accepting connections, let running executions finish (sync callers get their answers),
  * cancel what outlives the grace period so it is recorded `cancelled` rather than left
- * `running`, then close the runtime (bus, sandbox, store).
+ * `running` (in a cluster: hand it over to another instance instead), then close the runtime
+ * (bus, sandbox, store).
  */
-async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, graceMs: number, reason: string): Promise<void> {
+async function shutdown(server: http.Server, runtime: Runtime, logger: Logger, graceMs: number, reason: string, member?: ClusterMember): Promise<void> {
   logger.info({ reason, inflight: runtime.engine.inflight }, 'shutting down');
+  await member?.stopIntake();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   if (!(await runtime.engine.whenIdle(graceMs))) {
-    const cancelled = runtime.engine.cancelAll();
-    logger.warn({ cancelled, graceMs }, 'executions still running after the grace period were cancelled');
-    await runtime.engine.whenIdle(5_000);
+    if (member !== undefined) {
+      const handed = await member.handOver();
+      logger.warn({ handed, graceMs }, 'executions still running after the grace period were handed over to another instance');
+    } else {
+      const cancelled = runtime.engine.cancelAll();
+      logger.warn({ cancelled, graceMs }, 'executions still running after the grace period were cancelled');
+      await runtime.engine.whenIdle(5_000);
+    }
   }
+  await member?.close();
   // responses of just-finished executions get a moment to leave, long-lived streams do not
   server.closeIdleConnections();
   await Promise.race([closed, delay(2_000)]);

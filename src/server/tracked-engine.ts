@@ -42,6 +42,13 @@ export class TrackedEngine extends Engine {
     return true;
   }
 
+  /** Cancels the execution if it runs here (never asks another process, unlike `cancel`). */
+  cancelHere(id: string): boolean {
+    const handle = this.handles.get(id);
+    handle?.cancel();
+    return handle !== undefined;
+  }
+
   /** Cancels every local execution; returns how many were asked to stop. */
   cancelAll(): number {
     const handles = [...this.handles.values()];

@@ -54,12 +54,54 @@ export interface StartOptions {
 
 export type ExecutionDetail = ExecutionRecord & { logs: BlockLog[] };
 
+/** Where async executions go in a cluster (src/server/cluster/work-queue.ts): one instance takes each. */
+export interface ExecutionQueue {
+  /** resolves once the queue holds the execution of this `queued` record */
+  enqueue(executionId: string): Promise<void>;
+}
+
 export class ExecutionService {
   readonly live = new LiveExecutions();
   private readonly handles = new Map<string, ExecutionHandle>();
   private starting = 0;
+  private queue: ExecutionQueue | undefined;
 
   constructor(private readonly opts: ExecutionServiceOptions) {}
+
+  /** From now on async executions are queued for whichever instance takes them (a cluster). */
+  useQueue(queue: ExecutionQueue | undefined): void {
+    this.queue = queue;
+  }
+
+  /** Whether async executions are queued rather than started here. */
+  get queued(): boolean {
+    return this.queue !== undefined;
+  }
+
+  /**
+   * An async execution in a cluster: its record is written `queued` (the 202 points at it),
+   * then the queue gets it; the instance that takes it starts it under this id. Without a
+   * queue it starts here, as `start` does. Resolves with the execution id; CONFLICT when a
+   * record of `executionId` exists already.
+   */
+  async enqueue(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, executionId?: string): Promise<string> {
+    const queue = this.queue;
+    const id = executionId ?? this.opts.newId?.() ?? newExecutionId();
+    if (queue === undefined) return (await this.start(loaded, input, trigger, { awaitRecord: true, executionId: id })).id;
+    await this.opts.store.executions.create({
+      id, workflowId: loaded.workflowId, version: loaded.version, status: 'queued', trigger, input,
+      output: null, error: null, startedAt: null, endedAt: null, durationMs: null,
+    });
+    try {
+      await queue.enqueue(id);
+    } catch (err) {
+      // not queued: the record must not wait for a start that will never come
+      const error = { code: 'BUS_UNAVAILABLE', message: 'the work queue did not take the execution', blockId: null };
+      await this.opts.store.executions.update(id, { status: 'failed', error, endedAt: new Date().toISOString(), durationMs: 0 }).catch(() => undefined);
+      throw new TroupeError('BUS_UNAVAILABLE', 'the work queue (NATS JetStream) is not reachable; retry later', { cause: err, retryable: true, details: { retryAfterSec: 1 } });
+    }
+    return id;
+  }
 
   get inflight(): number {
     return this.opts.engine.inflight + this.starting;

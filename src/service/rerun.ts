@@ -43,7 +43,7 @@ export class RerunService {
   constructor(private readonly deps: RerunDeps) {}
 
   /** Every refusal happens here, before anything is written: 404, 422 INVALID_REQUEST / INVALID_INPUT, 503. */
-  async prepare(rec: ExecutionDetail, req: RerunRequest): Promise<PreparedRerun> {
+  async prepare(rec: ExecutionDetail, req: RerunRequest, opts: { queued?: boolean } = {}): Promise<PreparedRerun> {
     if (req.fromBlock !== undefined && req.input !== undefined) {
       throw new UnprocessableRequest('a rerun from a block keeps the recorded outputs of the blocks before it: it takes no input', [
         { path: '/input', message: 'not allowed with fromBlock (the starter is not run again)' },
@@ -61,7 +61,8 @@ export class RerunService {
     const carried = req.fromBlock === undefined ? null : await this.plan(rec, loaded, req.fromBlock);
     // the starter runs again unless it is carried over
     if (carried === null || !carried.carried.some((l) => l.blockId === loaded.compiled.starterId)) this.deps.executions.validateInput(loaded, input);
-    this.deps.executions.ensureCapacity();
+    // queued (a cluster's work queue): whichever instance has room takes it, not necessarily this one
+    if (opts.queued !== true) this.deps.executions.ensureCapacity();
     return { loaded, input, trigger, carried };
   }
 

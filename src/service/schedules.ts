@@ -199,9 +199,12 @@ export class ScheduleService {
   private async startFire(fire: ScheduleFire, active: ActiveSchedule): Promise<boolean> {
     const executionId = fire.executionId ?? newExecutionId();
     const trigger = { type: 'schedule' as const, triggerId: fire.triggerId, dueAt: fire.dueAt };
-    if (!this.deps.executions.hasCapacity()) return false;
+    const queued = this.deps.executions.queued;
+    if (!queued && !this.deps.executions.hasCapacity()) return false;
     try {
-      await this.deps.executions.start(active.loaded, active.trigger.input ?? {}, trigger, { executionId, awaitRecord: true });
+      // in a cluster the fire goes through the work queue, to whichever instance has room
+      if (queued) await this.deps.executions.enqueue(active.loaded, active.trigger.input ?? {}, trigger, executionId);
+      else await this.deps.executions.start(active.loaded, active.trigger.input ?? {}, trigger, { executionId, awaitRecord: true });
     } catch (err) {
       if (!(err instanceof TroupeError) || err.code !== 'CONFLICT') throw err;
     }

@@ -75,6 +75,8 @@ export class WebhookService {
   private lastPurge = 0;
   private readonly retry = new RetryBackoff();
   private readonly sweeper: PeriodicWork;
+  /** a cluster: an announced async event is started by whichever instance's consumer takes it */
+  private shared = false;
 
   constructor(private readonly deps: WebhookServiceDeps) {
     this.sweeper = new PeriodicWork((err) => deps.logger.error({ err }, 'webhook sweep failed'));
@@ -97,7 +99,9 @@ export class WebhookService {
     // from here the event is stored: whatever happens next, the answer is not an error
     this.starting.add(ev.id);
     try {
-      await this.announce(ev, loaded);
+      const announced = await this.announce(ev, loaded);
+      // announced in a cluster: the shared consumer starts it (here or on another instance)
+      if (announced && this.shared && !sync) return { mode: 'accepted', eventId: ev.id, executionId: ev.executionId, duplicate: false };
       const handle = this.deps.executions.hasCapacity() ? await this.startEvent(ev, loaded) : null;
       if (sync && handle !== null) return { mode: 'sync', eventId: ev.id, handle };
     } catch (err) {
@@ -106,6 +110,28 @@ export class WebhookService {
       this.starting.delete(ev.id);
     }
     return { mode: 'accepted', eventId: ev.id, executionId: ev.executionId, duplicate: false };
+  }
+
+  /** From now on announced async events are left to the cluster's shared consumer (startAnnounced). */
+  shareStarts(on: boolean): void {
+    this.shared = on;
+  }
+
+  /**
+   * Starts an announced event taken from the cluster's shared consumer: `done` when it is
+   * started (or was before, or cannot run any more), `busy` when this instance has no room now.
+   */
+  async startAnnounced(eventId: string): Promise<'done' | 'busy'> {
+    const ev = await this.deps.store.webhooks.get(eventId);
+    if (ev === null || ev.status !== 'pending' || this.starting.has(ev.id)) return 'done';
+    if (!this.deps.executions.hasCapacity()) return 'busy';
+    this.starting.add(ev.id);
+    try {
+      await this.startEvent(ev);
+      return 'done';
+    } finally {
+      this.starting.delete(ev.id);
+    }
   }
 
   /** Starts pending events (crash leftovers, back-pressure) now and then; forgets old delivery ids. */

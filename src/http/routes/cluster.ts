@@ -15,11 +15,11 @@ const instanceSchema = z.object({
 export function clusterRoutes(cluster: ClusterService): RouteSpec[] {
   return [{
     method: 'get', path: '/api/cluster', operationId: 'listInstances', tag: 'cluster', auth: 'admin',
-    summary: "The service's instances (one: this process, until several instances share a store and NATS)",
+    summary: "The service's live instances (this process alone, unless several share a store and NATS)",
     responses: { 200: { description: 'the instances', schema: z.object({ items: z.array(instanceSchema), nextCursor: z.null().describe('always null: one page') }) },
       401: errorResponse('no or wrong admin token (UNAUTHORIZED)') },
-    handler: (ctx) => {
-      ctx.body = { items: cluster.instances(), nextCursor: null };
+    handler: async (ctx) => {
+      ctx.body = { items: await cluster.instances(), nextCursor: null };
     },
   }];
 }

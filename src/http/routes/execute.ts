@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { TroupeError, ValidationError } from '../../errors.js';
 import type { Services } from '../../service/index.js';
 import { unauthorized } from '../middleware/auth.js';
-import { respondToExecution, type ExecutionMode } from '../respond.js';
+import { respondAccepted, respondToExecution, type ExecutionMode } from '../respond.js';
 import { checkBody, errorResponse, orResponseBlock, param, type ResponseSpec, type RouteSpec } from '../route-spec.js';
 import { acceptedSchema, executeBodyDoc, executeEnvelope, syncAnswerSchema, syncResultSchema } from '../schemas.js';
 import type { Ctx } from '../types.js';
@@ -127,6 +127,11 @@ async function execute(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   }
   const loaded = await s.deployments.loadDeployed(deployment);
   s.executions.validateInput(loaded, req.input);
+  // in a cluster an async execution goes to the work queue, for whichever instance has room
+  if (req.mode === 'async' && s.executions.queued) {
+    respondAccepted(ctx, await s.executions.enqueue(loaded, req.input, { type: 'api', keyId: key.id }));
+    return;
+  }
   s.executions.ensureCapacity();
   // sync answers only at the end, which waits for the record: no need to wait for it twice
   const handle = await s.executions.start(loaded, req.input, { type: 'api', keyId: key.id }, { awaitRecord: req.mode !== 'sync' });
@@ -138,6 +143,10 @@ async function run(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   const req = executeRequest(await ctx.state.readJson(), ctx);
   const loaded = s.cache.load(stored, stored.updatedAt);
   s.executions.validateInput(loaded, req.input);
+  if (req.mode === 'async' && s.executions.queued) {
+    respondAccepted(ctx, await s.executions.enqueue(loaded, req.input, { type: 'manual' }));
+    return;
+  }
   s.executions.ensureCapacity();
   const handle = await s.executions.start(loaded, req.input, { type: 'manual' }, { awaitRecord: req.mode !== 'sync' });
   await respondToExecution(ctx, handle, req.mode, s.executions, logger);

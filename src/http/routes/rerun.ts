@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Services } from '../../service/index.js';
 import type { RerunRequest, RerunService } from '../../service/rerun.js';
-import { respondToExecution } from '../respond.js';
+import { respondAccepted, respondToExecution } from '../respond.js';
 import { checkBody, errorResponse, orResponseBlock, param, type RouteSpec } from '../route-spec.js';
 import type { Ctx } from '../types.js';
 import { executionResponses, MODE_HEADERS, requestMode } from './execute.js';
@@ -31,7 +31,14 @@ async function rerun(ctx: Ctx, s: Services, reruns: RerunService, logger: Logger
     // `input: null` is an input (null), as in execute: only an absent key means the recorded one
     ...(Object.prototype.hasOwnProperty.call(raw ?? {}, 'input') ? { input: { value: body.input ?? null } } : {}),
   };
-  const prepared = await reruns.prepare(rec, req);
+  // in a cluster an async plain rerun goes to the work queue (one from a block starts here: its
+  // record is written with the carried logs before it runs)
+  const queued = mode === 'async' && req.fromBlock === undefined && s.executions.queued;
+  const prepared = await reruns.prepare(rec, req, { queued });
+  if (queued) {
+    respondAccepted(ctx, await s.executions.enqueue(prepared.loaded, prepared.input, prepared.trigger));
+    return;
+  }
   const handle = await reruns.start(prepared, { awaitRecord: mode !== 'sync' });
   await respondToExecution(ctx, handle, mode, s.executions, logger);
 }

@@ -1,5 +1,5 @@
 import type { CompiledWorkflow } from '../model/graph.js';
-import { Engine, type ExecutionHandle, type RunListener } from '../runtime/engine.js';
+import { Engine, type ExecutionHandle, type RunListener } from '../engine/engine.js';
 import type { StartRequest } from '../runtime/types.js';
 
 /**

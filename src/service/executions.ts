@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { TriggerInfo } from '../blocks/types.js';
 import { checkStarterInput } from '../blocks/starter.js';
 import { TroupeError, ValidationError } from '../errors.js';
-import type { Engine, ExecutionHandle } from '../runtime/engine.js';
+import type { Engine, ExecutionHandle } from '../engine/engine.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import type { ExecutionEvent, ExecutionResult, StartRequest } from '../runtime/types.js';
 import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } from '../store/types.js';

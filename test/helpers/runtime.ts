@@ -10,7 +10,7 @@ import type { Bus } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/model/limits.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import type { ExecutionEvent, ExecutionResult, SecretSource } from '../../src/runtime/types.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';

@@ -5,17 +5,17 @@ import { executionControl, executionEvents, type ExecutionEventKind } from '../b
 import type { CompiledWorkflow } from '../model/graph.js';
 import { DEFAULT_LIMITS } from '../model/limits.js';
 import { redactInput } from '../model/redaction.js';
-import type { ExecutionContextData } from './execution-state.js';
-import { BoundaryPersister } from './persister.js';
-import { storedEventData } from './stored-events.js';
+import type { ExecutionContextData } from '../runtime/execution-state.js';
+import { BoundaryPersister } from '../runtime/persister.js';
+import { storedEventData } from '../runtime/stored-events.js';
 import { redactionValues, withSentCredentials } from '../model/secret-forms.js';
 import type { ExecutionRecord } from '../store/types.js';
-import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
-import { newExecutionId } from './ids.js';
+import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from '../runtime/types.js';
+import { newExecutionId } from '../runtime/ids.js';
 import { unavailableError } from '../bus/checks.js';
-import { EventOutbox } from './event-outbox.js';
-import { isoAt } from './iso.js';
-import { NO_SECRET_VALUES, runSecrets, secretNamesOf, unnamedSecrets } from './secrets.js';
+import { EventOutbox } from '../runtime/event-outbox.js';
+import { isoAt } from '../runtime/iso.js';
+import { NO_SECRET_VALUES, runSecrets, secretNamesOf, unnamedSecrets } from '../runtime/secrets.js';
 
 export type { ExecutionHandle, Listener as RunListener } from './execution-run.js';
 

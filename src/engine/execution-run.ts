@@ -1,8 +1,8 @@
 import type { Actor } from 'xstate';
 import type { executionMachine, ExecutionSink } from '../../actors/execution.js';
 import { redactText } from '../model/redaction.js';
-import type { ExecutionContextData } from './execution-state.js';
-import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } from './types.js';
+import type { ExecutionContextData } from '../runtime/execution-state.js';
+import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } from '../runtime/types.js';
 
 /** What a run needs of its engine (the Engine class; kept narrow so the run is not another copy of it). */
 export interface RunOwner {

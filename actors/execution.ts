@@ -6,6 +6,7 @@ import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { ExecutionLimits } from '../src/model/limits.js';
 import { ExecutionBudget } from '../src/runtime/budget.js';
 import type { ResumePlan } from '../src/model/resume.js';
+import { ROOT_SCOPE } from '../src/model/block-run.js';
 import { startDecision } from '../src/model/readiness.js';
 import { MAX_TIMER_MS } from '../src/model/schema.js';
 import { buildResult, ExecutionLedger, finalOutput, type ExecutionContextData } from '../src/runtime/execution-state.js';
@@ -103,7 +104,7 @@ function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorIn
   return {
     bus: ctx.bus,
     prefix: ctx.prefix,
-    scopeKey: 'root',
+    scopeKey: ROOT_SCOPE,
     workflow: ctx.workflow,
     block,
     run: ctx.blockRun,
@@ -390,12 +391,12 @@ export const executionMachine = setup({
           }
         }
         const toRun = settled === null ? workflow.topLevel : workflow.topLevel.filter((id) => !settled.has(id));
-        for (const id of toRun) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
+        for (const id of toRun) group.spawn(inboxKey(ROOT_SCOPE, id), blockLogic, blockInput(context, id, report));
         if (resume !== undefined) replayResume(context, resume);
         for (const id of toRun) {
           const decision = startDecision(workflow, id);
-          if (decision === 'run') group.send(inboxKey('root', id), { type: 'START' });
-          else if (decision === 'skip') group.send(inboxKey('root', id), { type: 'SKIP' });
+          if (decision === 'run') group.send(inboxKey(ROOT_SCOPE, id), { type: 'START' });
+          else if (decision === 'skip') group.send(inboxKey(ROOT_SCOPE, id), { type: 'SKIP' });
         }
       },
       on: {

@@ -10,6 +10,7 @@ import { blockInbox } from '../src/bus/subjects.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import { decideEndOf, type EndDecision } from '../src/model/end.js';
 import type { ResumePlan } from '../src/model/resume.js';
+import { ROOT_SCOPE } from '../src/model/block-run.js';
 import type { ExecutionLedger } from '../src/runtime/execution-state.js';
 import type { InboxMessage } from './messages.js';
 
@@ -29,7 +30,7 @@ function topLevel(s: ResumePlan['settled'][number]): ResumePlan['settled'][numbe
 /** Publishes what each settled block told each block not yet settled (after their actors exist). */
 export function replayResume(ctx: { bus: Bus; prefix: string; executionId: string }, plan: ResumePlan): void {
   for (const m of plan.replay) {
-    const msg: InboxMessage = { t: 'in', c: m.connection, a: m.active, o: m.carried, s: 'root', b: m.to };
-    ctx.bus.publish(blockInbox(ctx.prefix, ctx.executionId, 'root', m.to), msg);
+    const msg: InboxMessage = { t: 'in', c: m.connection, a: m.active, o: m.carried, s: ROOT_SCOPE, b: m.to };
+    ctx.bus.publish(blockInbox(ctx.prefix, ctx.executionId, ROOT_SCOPE, m.to), msg);
   }
 }

@@ -9,7 +9,7 @@ import { containerOutcome, handleFailure, publishDownstream, settledReport } fro
 import { newClaim, releaseClaim } from '../src/runtime/budget.js';
 import type { BlockActorInput, BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
 import { loopMachine } from './loop.js';
-import { containerKeyOf } from './group.js';
+import { containerRunKey } from '../src/model/block-run.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
 import { parallelMachine } from './parallel.js';
 
@@ -85,7 +85,7 @@ function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
 
 /** The key of a container block's container actor in the group (stopped with everything else). */
 function containerKey(ctx: BlockContext): string {
-  return containerKeyOf(inboxKey(ctx.scopeKey, ctx.block.id));
+  return containerRunKey(inboxKey(ctx.scopeKey, ctx.block.id));
 }
 
 /**

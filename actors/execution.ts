@@ -6,16 +6,11 @@ import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { ExecutionLimits } from '../src/model/limits.js';
 import { ExecutionBudget } from '../src/runtime/budget.js';
 import type { ResumePlan } from '../src/model/resume.js';
+import { ROOT_SCOPE } from '../src/model/block-run.js';
 import { startDecision } from '../src/model/readiness.js';
 import { MAX_TIMER_MS } from '../src/model/schema.js';
-import {
-  asResponse,
-  buildResult,
-  ExecutionLedger,
-  executionError,
-  finalOutput,
-  type ExecutionContextData,
-} from '../src/runtime/execution-state.js';
+import { buildResult, ExecutionLedger, finalOutput, type ExecutionContextData } from '../src/runtime/execution-state.js';
+import { decideEnd } from '../src/model/end.js';
 import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic } from './block.js';
 import type { BlockActorInput } from './block-input.js';
@@ -24,7 +19,7 @@ import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
 import { activeAtPark, clearWaiting, deadlineControl, noteWaiting, reviewWaiting, waitingList, waitSettled, type WaitingState } from './waiting.js';
-import { blockOfInboxKey, inboxKey, isResponseSettle, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
+import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
 
 /** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */
 export interface ExecutionSink {
@@ -109,7 +104,7 @@ function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorIn
   return {
     bus: ctx.bus,
     prefix: ctx.prefix,
-    scopeKey: 'root',
+    scopeKey: ROOT_SCOPE,
     workflow: ctx.workflow,
     block,
     run: ctx.blockRun,
@@ -121,10 +116,6 @@ function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorIn
     budget: ctx.budget,
     report,
   };
-}
-
-function isFatal(ctx: ExecutionContext, e: Settled): boolean {
-  return e.iteration === null && e.status === 'failed' && !e.errorHandled && ctx.workflow.blocks.has(e.blockId);
 }
 
 type Started = Extract<BlockReport, { type: 'BLOCK.STARTED' }>;
@@ -153,11 +144,8 @@ function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | nul
   if (ctx.waits !== null && e.iteration === null) waitSettled(ctx, e.blockId);
   const log = ctx.ledger.settled(e);
   ctx.sink.notify({ type: `block.${e.status}`, data: log });
-  if (isFatal(ctx, e)) return { type: 'BLOCK.FAILED', error: executionError(e.error, e.blockId) };
-  // wherever it sits: one inside a loop or parallel ends the run too (a failure inside a container
-  // is the container's to decide; a response is not)
-  if (isResponseSettle(ctx.workflow, e)) return { type: 'BLOCK.RESPONDED', response: asResponse(e.output ?? {}) };
-  return ctx.ledger.allSettled ? { type: 'ALL.SETTLED' } : null;
+  // the one rule of the end, which a resumed run applies to what it takes as settled (resume.ts)
+  return decideEnd(ctx.workflow, e, ctx.ledger.allSettled);
 }
 
 /**
@@ -403,12 +391,12 @@ export const executionMachine = setup({
           }
         }
         const toRun = settled === null ? workflow.topLevel : workflow.topLevel.filter((id) => !settled.has(id));
-        for (const id of toRun) group.spawn(inboxKey('root', id), blockLogic, blockInput(context, id, report));
+        for (const id of toRun) group.spawn(inboxKey(ROOT_SCOPE, id), blockLogic, blockInput(context, id, report));
         if (resume !== undefined) replayResume(context, resume);
         for (const id of toRun) {
           const decision = startDecision(workflow, id);
-          if (decision === 'run') group.send(inboxKey('root', id), { type: 'START' });
-          else if (decision === 'skip') group.send(inboxKey('root', id), { type: 'SKIP' });
+          if (decision === 'run') group.send(inboxKey(ROOT_SCOPE, id), { type: 'START' });
+          else if (decision === 'skip') group.send(inboxKey(ROOT_SCOPE, id), { type: 'SKIP' });
         }
       },
       on: {

@@ -1,9 +1,5 @@
 import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
-
-/** The key of the container machine (loop, parallel) a container block actor runs under `key`. */
-export function containerKeyOf(blockKey: string): string {
-  return `${blockKey}#container`;
-}
+import { containerRunKey } from '../src/model/block-run.js';
 
 /**
  * The block actors of one execution, by inbox key. The execution actor and container actors
@@ -57,7 +53,7 @@ export class ActorGroup {
   stop(keys: Iterable<string>): void {
     for (const key of keys) {
       this.stopOne(key);
-      this.stopOne(containerKeyOf(key));
+      this.stopOne(containerRunKey(key));
     }
   }
 

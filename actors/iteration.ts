@@ -7,6 +7,7 @@ import { startDecision } from '../src/model/readiness.js';
 import { redactIterationResult, type TypeOfName } from '../src/model/redaction.js';
 import { redactionValues } from '../src/model/secret-forms.js';
 import { inboxKey, isResponseSettle } from './messages.js';
+import { iterationScope } from '../src/model/block-run.js';
 import type { IterationScope } from '../src/model/references.js';
 import type { BlockActorInput, ContainerActorInput, ContainerEvent, ContainerHalt, IterationProgress } from './block-input.js';
 import type { BlockReport } from './messages.js';
@@ -26,7 +27,7 @@ export function reportIteration(owner: BlockActorInput, index: number, total: nu
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
 export function scopeKeyOf(owner: BlockActorInput, index: number): string {
-  return `${owner.scopeKey}/${owner.block.id}/${index}`;
+  return iterationScope(owner.scopeKey, owner.block.id, index);
 }
 
 /** How a container actor reaches the actors it spawns. */

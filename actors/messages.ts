@@ -19,15 +19,11 @@ export interface InboxMessage {
   b: string;
 }
 
-/** The system id of a block actor: unique within its execution (each execution is its own actor system). */
-export function inboxKey(scopeKey: string, blockId: string): string {
-  return `${scopeKey}|${blockId}`;
-}
-
-/** The block id of an `inboxKey`. */
-export function blockOfInboxKey(key: string): string {
-  return key.slice(key.lastIndexOf('|') + 1);
-}
+/**
+ * The system id of a block actor (unique within its execution, each execution being its own actor
+ * system) is its block run key (src/model/block-run.ts), and so is the block id it names.
+ */
+export { blockRunKey as inboxKey, blockOfRunKey as blockOfInboxKey } from '../src/model/block-run.js';
 
 /** Events a block actor sends to its parent: defined with the runtime's types, which fold them into the ledger. */
 export type { BlockReport } from '../src/runtime/types.js';

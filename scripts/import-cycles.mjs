@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Lint step (make lint): no import cycle among the shipped sources, type-only imports included.
-// eslint's import-x/no-cycle skips `import type`, yet a type-only cycle still ties two modules
-// together (DESIGN.md: dependencies point one way), so this reads every import TypeScript sees.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+// Lint step (make lint): no import cycle among the shipped sources, type-only imports included,
+// and no import against the layer order (below). eslint's import-x/no-cycle skips `import type`,
+// yet a type-only cycle still ties two modules together (DESIGN.md: dependencies point one way),
+// so this reads every import TypeScript sees.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
@@ -77,9 +78,58 @@ function cycles(graph) {
   return found;
 }
 
-const files = ROOTS.flatMap((r) => (isFile(join(root, r)) ? [] : sourcesUnder(join(root, r))));
+/**
+ * The layers of the execution core, lowest first (docs/architecture.md "Layers"): a file may
+ * import from its own layer and the ones before it, never from one after it. Folders not named
+ * here (blocks, bus, store, providers...) are the ports and adapters every layer may use.
+ */
+const LAYERS = [
+  ['src/model'],
+  ['src/runtime'],
+  ['actors'],
+  ['src/engine'],
+  ['src/service', 'src/server'],
+  ['src/http'],
+  // the composition root: builds every layer (the app included) and starts the background work
+  // (joining a cluster included: cluster/index.ts wires its parts onto the runtime)
+  ['src/main.ts', 'src/server/service.ts', 'src/server/demo.ts', 'src/server/cluster/index.ts'],
+  // the commands, each opening the service or a runtime through the root
+  ['src/cli'],
+];
+
+/** The layer of a file: the one naming it or its nearest folder (a file named on its own wins over its folder). */
+function layerOf(file) {
+  const rel = relative(root, file).split('\\').join('/');
+  let best = -1;
+  let bestLength = 0;
+  LAYERS.forEach((entries, layer) => {
+    for (const e of entries) {
+      if ((rel === e || rel.startsWith(`${e}/`)) && e.length > bestLength) {
+        best = layer;
+        bestLength = e.length;
+      }
+    }
+  });
+  return best;
+}
+
+/** Imports that point from a layer to a later one. */
+function againstLayers(graph) {
+  const found = [];
+  for (const [from, targets] of graph) {
+    const own = layerOf(from);
+    if (own < 0) continue;
+    for (const to of targets) if (layerOf(to) > own) found.push([from, to]);
+  }
+  return found;
+}
+
+const files = ROOTS.flatMap((r) => (existsSync(join(root, r)) && !isFile(join(root, r)) ? sourcesUnder(join(root, r)) : []));
 const graph = new Map(files.map((f) => [f, importsOf(f)]));
 const found = cycles(graph);
 for (const scc of found) console.error(`import cycle: ${scc.map((f) => relative(root, f)).sort().join(' <-> ')}`);
-if (found.length > 0) process.exit(1);
-console.log(`no import cycle among ${files.length} files (type-only imports included)`);
+const upward = againstLayers(graph);
+const order = LAYERS.map((folders) => folders.join(', ')).join(' -> ');
+for (const [from, to] of upward) console.error(`import against the layer order (${order}): ${relative(root, from)} imports ${relative(root, to)}`);
+if (found.length > 0 || upward.length > 0) process.exit(1);
+console.log(`no import cycle among ${files.length} files (type-only imports included); layers in order: ${order}`);

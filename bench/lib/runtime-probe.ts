@@ -10,7 +10,7 @@ import { blockTypeRegistry, blockTypes, functionBlock } from '../../src/blocks/i
 import type { AnyBlockType, BlockType } from '../../src/blocks/types.js';
 import type { Bus } from '../../src/bus/types.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import type { CompiledWorkflow } from '../../src/model/graph.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import type { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';

@@ -12,7 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { blockTypes } from '../../src/blocks/index.js';
 import { MemoryBus } from '../../src/bus/memory.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { blockTypeRegistry } from '../../src/blocks/index.js';
 import { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';

@@ -1,6 +1,6 @@
 /** Answers about a started execution in the three modes of SPEC §4.2: sync, async, stream. */
 import type { Logger } from 'pino';
-import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionHandle } from '../engine/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import type { ExecutionService } from '../service/executions.js';
 import type { SeqEvent } from '../service/live.js';

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/load.js';
 import type { Bus } from '../bus/types.js';
 import type { BlockTypeRegistry } from '../model/types.js';
-import type { Engine } from '../runtime/engine.js';
+import type { Engine } from '../engine/engine.js';
 import type { Mailer } from '../service/mailer.js';
 import type { Store } from '../store/types.js';
 

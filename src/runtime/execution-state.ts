@@ -4,7 +4,7 @@ import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
 import { jsonBytes, summarised } from '../model/limits.js';
 import { getOwn, setOwn } from '../model/own.js';
-import type { ResumePlan } from '../model/resume.js';
+import type { ResumePlan, SettledBlock } from '../model/resume.js';
 import type { BlockLogEntry, BlockReport, ExecutionError, ExecutionResult, IterationRef, ResponseOutput } from './types.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
@@ -75,13 +75,18 @@ export class ExecutionLedger {
       return kept;
     }
     this.logs.set(key, log);
-    setOwn(this.states, e.blockId, e.status);
-    if (e.output !== null) setOwn(this.outputs, e.blockId, e.output);
-    for (const c of e.activated) this.activeConnections.push(c);
-    const decision = decisionOf(log.blockType, e.output);
-    if (decision !== undefined) setOwn(this.decisions, e.blockId, decision);
-    this.settledTopLevel += 1;
+    this.settleTopLevel(e, log.blockType);
     return log;
+  }
+
+  /** What a settled top-level block adds to the context: a live settle and a resumed one alike. */
+  private settleTopLevel(s: SettledBlock, blockType: string): void {
+    setOwn(this.states, s.blockId, s.status);
+    if (s.output !== null) setOwn(this.outputs, s.blockId, s.output);
+    for (const c of s.activated) this.activeConnections.push(c);
+    const decision = decisionOf(blockType, s.output);
+    if (decision !== undefined) setOwn(this.decisions, s.blockId, decision);
+    this.settledTopLevel += 1;
   }
 
   /**
@@ -90,15 +95,7 @@ export class ExecutionLedger {
    * `running`, and resumption drops it) simply starts again and writes its log anew.
    */
   resume(plan: ResumePlan): ReadonlySet<string> {
-    for (const s of plan.settled) {
-      setOwn(this.states, s.blockId, s.status);
-      if (s.output !== null) setOwn(this.outputs, s.blockId, s.output);
-      for (const c of s.activated) this.activeConnections.push(c);
-      const block = this.workflow.blocks.get(s.blockId);
-      const decision = decisionOf(block?.type ?? '', s.output);
-      if (decision !== undefined) setOwn(this.decisions, s.blockId, decision);
-      this.settledTopLevel += 1;
-    }
+    for (const s of plan.settled) this.settleTopLevel(s, this.workflow.blocks.get(s.blockId)?.type ?? '');
     this.nextOrder = Math.max(this.nextOrder, plan.nextOrder);
     return new Set(plan.settled.map((s) => s.blockId));
   }
@@ -307,17 +304,6 @@ export function decisionOf(blockType: string, output: Record<string, unknown> | 
   return undefined;
 }
 
-export function executionError(error: ErrorInfo | null, blockId: string | null): ExecutionError {
-  return { code: error?.code ?? 'INTERNAL', message: error?.message ?? 'block failed', blockId };
-}
-
-export function asResponse(output: Record<string, unknown>): ResponseOutput {
-  return {
-    status: typeof output['status'] === 'number' ? output['status'] : 200,
-    headers: (output['headers'] as Record<string, string> | undefined) ?? {},
-    data: output['data'] ?? null,
-  };
-}
 
 export function finalOutput(workflow: CompiledWorkflow, data: Pick<ExecutionContextData, 'outputs' | 'states'>): unknown {
   const completed = new Map<string, Record<string, unknown>>();

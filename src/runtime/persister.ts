@@ -27,7 +27,6 @@ interface Pending {
  */
 export class BoundaryPersister {
   private readonly pending = new Map<string, Pending>();
-  private readonly seq = new Map<string, number>();
   private scheduled = false;
   private inflight: Promise<void> = Promise.resolve();
 
@@ -56,9 +55,8 @@ export class BoundaryPersister {
     this.schedule();
   }
 
-  event(executionId: string, event: string, data: unknown): void {
-    const seq = (this.seq.get(executionId) ?? 0) + 1;
-    this.seq.set(executionId, seq);
+  /** `seq` is the run's number for the event (ExecutionRun counts them, for the store and the live feed alike). */
+  event(executionId: string, seq: number, event: string, data: unknown): void {
     this.entry(executionId).events.push({ executionId, seq, event, data, at: isoNow() });
     this.schedule();
   }
@@ -84,15 +82,6 @@ export class BoundaryPersister {
     const write = this.inflight.then(() => this.write(this.take()));
     this.inflight = write.catch(() => undefined);
     await write;
-  }
-
-  /** A resumed execution's events are numbered after the `seq` already stored. */
-  continueFrom(executionId: string, seq: number): void {
-    this.seq.set(executionId, seq);
-  }
-
-  forget(executionId: string): void {
-    this.seq.delete(executionId);
   }
 
   private take(): [string, Pending][] {

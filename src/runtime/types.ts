@@ -1,4 +1,5 @@
 import type { ResumePlan } from '../model/resume.js';
+import type { ExecutionError, ResponseOutput } from '../model/end.js';
 import type { Bus } from '../bus/types.js';
 import type { AnyBlockType, BlockServices, TriggerInfo, WaitingInfo } from '../blocks/types.js';
 import type { ErrorInfo } from '../errors.js';
@@ -72,18 +73,7 @@ export interface BlockLogEntry extends BlockLog {
   iteration: IterationRef | null;
 }
 
-export interface ExecutionError {
-  code: string;
-  message: string;
-  blockId: string | null;
-}
-
-/** The response a response block set (status, headers, data). */
-export interface ResponseOutput {
-  status: number;
-  headers: Record<string, string>;
-  data: unknown;
-}
+export type { ExecutionError, ResponseOutput } from '../model/end.js';
 
 export interface ExecutionResult {
   id: string;

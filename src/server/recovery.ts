@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { isTroupeError } from '../errors.js';
 import type { BlockTypeRegistry } from '../model/types.js';
-import type { Engine } from '../runtime/engine.js';
+import type { Engine } from '../engine/engine.js';
 import type { ExecutionError, ExecutionResult } from '../runtime/types.js';
 import type { Bus } from '../bus/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';

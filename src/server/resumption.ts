@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { planResume, resumedContext, resumedMark, type ResumePlan } from '../model/resume.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { CompiledWorkflow } from '../model/graph.js';
-import type { Engine, ExecutionHandle } from '../runtime/engine.js';
+import type { Engine, ExecutionHandle } from '../engine/engine.js';
 import type { StartRequest } from '../runtime/types.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { randomUUID } from 'node:crypto';

@@ -1,6 +1,6 @@
 import type { CompiledWorkflow } from '../model/graph.js';
-import { Engine, type ExecutionHandle } from '../runtime/engine.js';
-import type { ExecutionEvent, StartRequest } from '../runtime/types.js';
+import { Engine, type ExecutionHandle, type RunListener } from '../engine/engine.js';
+import type { StartRequest } from '../runtime/types.js';
 
 /**
  * The engine plus the handles of the executions this process runs, so a shutdown can wait for
@@ -10,7 +10,7 @@ import type { ExecutionEvent, StartRequest } from '../runtime/types.js';
 export class TrackedEngine extends Engine {
   private readonly handles = new Map<string, ExecutionHandle>();
 
-  override async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
+  override async start(workflow: CompiledWorkflow, req: StartRequest, listener?: RunListener): Promise<ExecutionHandle> {
     const handle = await super.start(workflow, req, listener);
     this.handles.set(handle.id, handle);
     const forget = (): void => {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { TroupeError } from '../errors.js';
-import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionHandle } from '../engine/engine.js';
 import type { ExecutionEvent, ExecutionResult } from '../runtime/types.js';
 import type { ChatDeployment, ChatMessage, Conversation, Store } from '../store/types.js';
 import { answerOf, answerText } from './chat-answer.js';

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { TriggerInfo } from '../blocks/types.js';
 import { checkStarterInput } from '../blocks/starter.js';
 import { TroupeError, ValidationError } from '../errors.js';
-import type { Engine, ExecutionHandle } from '../runtime/engine.js';
+import type { Engine, ExecutionHandle } from '../engine/engine.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import type { ExecutionEvent, ExecutionResult, StartRequest } from '../runtime/types.js';
 import type { BlockLog, ExecutionListOptions, ExecutionRecord, Page, Store } from '../store/types.js';
@@ -155,7 +155,7 @@ export class ExecutionService {
     const id = req.executionId;
     const trigger = req.trigger;
     if (this.live.has(id)) throw new TroupeError('CONFLICT', `execution ${id} is already running here`, { details: { executionId: id } });
-    const listener = this.live.open(id, (e) => this.observeBlock(e));
+    const listener = this.live.open(id, (e) => this.observeBlock(e), req.resume?.lastSeq ?? 0);
     this.starting += 1;
     let handle: ExecutionHandle;
     try {
@@ -242,8 +242,26 @@ export class ExecutionService {
    * from this process's live feed when it runs here, else from the store (polled).
    */
   async follow(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<void> {
-    if (await this.followLive(id, onEvent, signal)) return;
-    await this.pollStore(id, onEvent, signal);
+    // each number once, in order, wherever it comes from (the store, then the live feed, or back)
+    let through = 0;
+    const deliver = (e: SeqEvent): void => {
+      if (e.seq <= through) return;
+      through = e.seq;
+      onEvent(e);
+    };
+    // a resumed run's live feed starts after the events its earlier runs stored
+    const before = this.live.before(id) ?? 0;
+    if (before > 0) await this.replayStored(id, before, deliver);
+    if (await this.followLive(id, deliver, signal)) return;
+    await this.pollStore(id, deliver, signal, through);
+  }
+
+  /** The stored events numbered up to `until`, as a replay gives them. */
+  private async replayStored(id: string, until: number, deliver: (e: SeqEvent) => void): Promise<void> {
+    const repo = this.opts.store.executions;
+    const stored = (await repo.listEvents(id)).filter((e) => e.seq <= until);
+    const events = needsRecord(stored) ? replayEvents(stored, await repo.get(id)) : stored;
+    for (const e of events) deliver({ seq: e.seq, event: e.event, data: e.data });
   }
 
   private followLive(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<boolean> {
@@ -264,9 +282,9 @@ export class ExecutionService {
     });
   }
 
-  private async pollStore(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal): Promise<void> {
+  private async pollStore(id: string, onEvent: (e: SeqEvent) => void, signal: AbortSignal, from = 0): Promise<void> {
     const repo = this.opts.store.executions;
-    let after = 0;
+    let after = from;
     let last = '';
     const drain = async (): Promise<boolean> => {
       // a stored event may name the log or record its data is in (lean records): read them after the events

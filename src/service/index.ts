@@ -1,7 +1,7 @@
 /** The application services the HTTP routes (and later triggers) call, built from one set of deps. */
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.js';
-import type { Engine } from '../runtime/engine.js';
+import type { Engine } from '../engine/engine.js';
 import type { SecretSource } from '../runtime/types.js';
 import type { BlockTypeRegistry } from '../model/types.js';
 import type { Store } from '../store/types.js';

@@ -1,7 +1,8 @@
 /**
- * Executions running in this process, seen as numbered events. Numbers follow the engine's
- * persisted `seq` (every event, `done` included, in notify order), so a follower can switch
- * between the store and the live feed without gaps or repeats.
+ * Executions running in this process, seen as numbered events. The numbers are the run's own
+ * (ExecutionRun counts them once, for the store and this feed alike), so a follower can switch
+ * between the store and the live feed without gaps or repeats, and a resumed run's events go on
+ * after the stored ones.
  */
 import type { ExecutionEvent } from '../runtime/types.js';
 
@@ -14,7 +15,8 @@ export interface SeqEvent {
 type Listener = (event: SeqEvent) => void;
 
 interface Entry {
-  seq: number;
+  /** the number of the last event before this run's first: the stored events of the run it resumes */
+  base: number;
   /** every event so far; null once it grew past the cap (followers then read the store) */
   history: SeqEvent[] | null;
   listeners: Set<Listener>;
@@ -27,12 +29,12 @@ export class LiveExecutions {
   private readonly entries = new Map<string, Entry>();
 
   /** Registers an execution about to start; returns the listener to hand to Engine.start. */
-  open(id: string, observe?: (event: ExecutionEvent) => void): (event: ExecutionEvent) => void {
-    const entry: Entry = { seq: 0, history: [], listeners: new Set() };
+  /** `base`: the number of the last stored event of the run this one resumes (its StartRequest's `resume.lastSeq`). */
+  open(id: string, observe?: (event: ExecutionEvent) => void, base = 0): (event: ExecutionEvent, seq: number) => void {
+    const entry: Entry = { base, history: [], listeners: new Set() };
     this.entries.set(id, entry);
-    return (event) => {
-      entry.seq += 1;
-      const numbered: SeqEvent = { seq: entry.seq, event: event.type, data: event.data };
+    return (event, seq) => {
+      const numbered: SeqEvent = { seq, event: event.type, data: event.data };
       if (entry.history !== null) {
         entry.history.push(numbered);
         if (entry.history.length > HISTORY_CAP) entry.history = null;
@@ -51,6 +53,14 @@ export class LiveExecutions {
 
   has(id: string): boolean {
     return this.entries.has(id);
+  }
+
+  /**
+   * How many events came before this run's first (a resumed run's stored ones, which a follower
+   * reads from the store first); 0 for a run that started here, null when not live here.
+   */
+  before(id: string): number | null {
+    return this.entries.get(id)?.base ?? null;
   }
 
   /**

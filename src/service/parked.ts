@@ -4,7 +4,7 @@
  * waker claimed it in between, the claim wins and the cancel goes to the run over the bus.
  */
 import { isTroupeError } from '../errors.js';
-import type { Engine } from '../runtime/engine.js';
+import type { Engine } from '../engine/engine.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import type { BlockLog, ExecutionRecord, Store } from '../store/types.js';
 

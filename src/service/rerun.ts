@@ -6,7 +6,7 @@
  */
 import { toTroupeError, TroupeError, UnprocessableRequest } from '../errors.js';
 import { planRerun, remapActivated, type RerunPlan } from '../model/rerun.js';
-import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionHandle } from '../engine/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { isoAt } from '../runtime/iso.js';
 import type { TriggerInfo } from '../blocks/types.js';

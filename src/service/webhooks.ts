@@ -12,7 +12,7 @@ import { TroupeError } from '../errors.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import type { WebhookTrigger } from '../model/types.js';
 import { deliveryIdOf, starterHeaders, verifySignature, type WebhookProvider } from '../model/webhook-signature.js';
-import type { ExecutionHandle } from '../runtime/engine.js';
+import type { ExecutionHandle } from '../engine/engine.js';
 import { newExecutionId } from '../runtime/ids.js';
 import { redactionValues } from '../model/secret-forms.js';
 import { redactInput } from '../model/redaction.js';

@@ -4,7 +4,7 @@ import { idempotencyKeyOf } from '../../src/blocks/api.js';
 import { createOutboundClient } from '../../src/outbound/client.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { forEachBus } from '../helpers/buses.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { MemoryBus } from '../../src/bus/memory.js';
 import { executionEvents } from '../../src/bus/subjects.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/types.js';
 import { runWorkflow, sharedSandbox, testBlockTypes, wf } from '../helpers/runtime.js';

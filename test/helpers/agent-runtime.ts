@@ -1,7 +1,7 @@
 /** An engine with language models and conversation memory, for the agent suites. */
 import type { Bus } from '../../src/bus/types.js';
 import { createModelClient } from '../../src/providers/index.js';
-import type { Engine } from '../../src/runtime/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/types.js';
 import { openBus, type BusKind } from './buses.js';

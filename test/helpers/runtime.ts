@@ -10,7 +10,7 @@ import type { Bus } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/model/limits.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import type { ExecutionEvent, ExecutionResult, SecretSource } from '../../src/runtime/types.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';
@@ -89,7 +89,15 @@ const talkBlock: BlockType<{ text: string; gapMs?: number }> = {
     }),
 };
 
-export const testBlockTypes: Record<string, AnyBlockType> = { ...realBlockTypes, sleep: sleepBlock, fail: failBlock, pick: pickBlock, talk: talkBlock };
+/** Outputs the key of its own run (what idempotency, wait and child workflow keys derive from). */
+const runKeyBlock: BlockType<Record<string, unknown>> = {
+  type: 'runkey',
+  configSchema: z.object({}),
+  handles: () => ['success', 'error'],
+  run: async (ctx) => ({ output: { key: ctx.runKey ?? null }, handles: ['success'] }),
+};
+
+export const testBlockTypes: Record<string, AnyBlockType> = { ...realBlockTypes, sleep: sleepBlock, fail: failBlock, pick: pickBlock, talk: talkBlock, runkey: runKeyBlock };
 export const testRegistry = blockTypeRegistry(testBlockTypes);
 
 let sandbox: IsolatedVmSandbox | undefined;

@@ -12,7 +12,7 @@ import { MemoryBus } from '../../src/bus/memory.js';
 import { buildApp, type TroupeApp } from '../../src/http/app.js';
 import type { Mailer } from '../../src/service/mailer.js';
 import type { AppDeps } from '../../src/http/types.js';
-import { Engine } from '../../src/runtime/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { storeSecretSource } from '../../src/service/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';

@@ -1,23 +1,23 @@
 import { createActor, type ActorRefFrom } from 'xstate';
 import { executionMachine, type ExecutionActorInput, type ExecutionSink } from '../../actors/execution.js';
-import { ExecutionRun, RECORDED, type ExecutionHandle, type RunOwner } from './execution-run.js';
+import { ExecutionRun, RECORDED, type ExecutionHandle, type Listener, type RunOwner } from './execution-run.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { DEFAULT_LIMITS } from '../model/limits.js';
 import { redactInput } from '../model/redaction.js';
-import type { ExecutionContextData } from './execution-state.js';
-import { BoundaryPersister } from './persister.js';
-import { storedEventData } from './stored-events.js';
+import type { ExecutionContextData } from '../runtime/execution-state.js';
+import { BoundaryPersister } from '../runtime/persister.js';
+import { storedEventData } from '../runtime/stored-events.js';
 import { redactionValues, withSentCredentials } from '../model/secret-forms.js';
 import type { ExecutionRecord } from '../store/types.js';
-import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from './types.js';
-import { newExecutionId } from './ids.js';
+import type { BlockLogEntry, ExecutionEvent, ExecutionResult, RuntimeDeps, StartRequest } from '../runtime/types.js';
+import { newExecutionId } from '../runtime/ids.js';
 import { unavailableError } from '../bus/checks.js';
-import { EventOutbox } from './event-outbox.js';
-import { isoAt } from './iso.js';
-import { NO_SECRET_VALUES, runSecrets, secretNamesOf, unnamedSecrets } from './secrets.js';
+import { EventOutbox } from '../runtime/event-outbox.js';
+import { isoAt } from '../runtime/iso.js';
+import { NO_SECRET_VALUES, runSecrets, secretNamesOf, unnamedSecrets } from '../runtime/secrets.js';
 
-export type { ExecutionHandle } from './execution-run.js';
+export type { ExecutionHandle, Listener as RunListener } from './execution-run.js';
 
 /** Starts executions: resolves secrets, records, spawns the execution actor, reports the end. */
 export class Engine implements RunOwner {
@@ -38,7 +38,7 @@ export class Engine implements RunOwner {
   }
 
   /** `listener` is attached before the first event, so it sees every one of them. */
-  async start(workflow: CompiledWorkflow, req: StartRequest, listener?: (event: ExecutionEvent) => void): Promise<ExecutionHandle> {
+  async start(workflow: CompiledWorkflow, req: StartRequest, listener?: Listener): Promise<ExecutionHandle> {
     // its blocks talk over the bus: started while NATS is away, the run would hang until its time
     // limit; refused (retryable), a stored trigger (webhook event, schedule fire) starts it later
     if (!this.deps.bus.connected) throw unavailableError('executions cannot start while the bus is reconnecting to its server; retry later');
@@ -46,13 +46,12 @@ export class Engine implements RunOwner {
     const found = this.loadSecrets(workflow);
     const secrets = withSentCredentials(workflow, found instanceof Map ? found : await found);
     const secretValues = redactionValues(secrets);
-    // a resumed run's record exists already; its events go on after the stored ones
-    if (req.resume !== undefined) this.persister?.continueFrom(id, req.resume.lastSeq);
     // one start time for the record and the run, so the record's durationMs spans its own startedAt
     const startedAt = Date.now();
     const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt));
     if (req.awaitRecord !== false) await recorded;
-    const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener);
+    // a resumed run's record exists already; its events go on after the stored ones
+    const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener, req.resume?.lastSeq);
     const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, run, startedAt) });
     run.attach(actor);
     this.running.set(id, actor);
@@ -108,10 +107,10 @@ export class Engine implements RunOwner {
   }
 
   /** @internal the run's end: its record, written with the `done` event */
-  async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void> {
+  async finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger'], seq: number): Promise<void> {
     const p = this.persister;
     if (p === undefined) return;
-    if (result.status === 'waiting') return this.parkRecord(p, id, result, data, trigger);
+    if (result.status === 'waiting') return this.parkRecord(p, id, result, data, trigger, seq);
     for (const log of data.logs) if (log.status === 'cancelled') p.log(id, log);
     p.patch(id, {
       status: result.status,
@@ -122,7 +121,7 @@ export class Engine implements RunOwner {
       // SPEC §2 lists the trigger data in the context; it is the record's `trigger`, as recorded
       context: { states: data.states, outputs: data.outputs, activeConnections: data.activeConnections, decisions: data.decisions, iterations: data.iterations, trigger },
     });
-    p.event(id, 'done', storedEventData('done', result));
+    p.event(id, seq, 'done', storedEventData('done', result));
     await p.commit(id);
   }
 
@@ -130,7 +129,7 @@ export class Engine implements RunOwner {
    * A parked execution's record (docs/waiting.md): status `waiting`, not ended; its context lists
    * what it waits for and how much of its time limit it has used, which the wake-up reads.
    */
-  private async parkRecord(p: BoundaryPersister, id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void> {
+  private async parkRecord(p: BoundaryPersister, id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger'], seq: number): Promise<void> {
     p.patch(id, {
       status: 'waiting',
       context: {
@@ -138,7 +137,7 @@ export class Engine implements RunOwner {
         waiting: result.waiting ?? [], parked: { activeMs: result.activeMs ?? 0, at: result.endedAt },
       },
     });
-    p.event(id, 'waiting', { executionId: id, status: 'waiting', waiting: result.waiting ?? [] });
+    p.event(id, seq, 'waiting', { executionId: id, status: 'waiting', waiting: result.waiting ?? [] });
     await p.commit(id);
   }
 
@@ -163,11 +162,11 @@ export class Engine implements RunOwner {
   }
 
   /** @internal an event of a run, for the record */
-  record(id: string, event: ExecutionEvent): void {
+  record(id: string, event: ExecutionEvent, seq: number): void {
     const p = this.persister;
     if (p === undefined || event.type === 'done' || event.type === 'waiting') return;
     if (event.type !== 'block.started' && event.type !== 'chunk') p.log(id, event.data);
-    p.event(id, event.type, storedEventData(event.type, event.data));
+    p.event(id, seq, event.type, storedEventData(event.type, event.data));
   }
 
   /**
@@ -199,7 +198,6 @@ export class Engine implements RunOwner {
   /** @internal a run has ended (or failed to): it no longer counts */
   ended(id: string): void {
     this.running.delete(id);
-    this.persister?.forget(id);
   }
 
   /** @internal */

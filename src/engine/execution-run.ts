@@ -1,14 +1,14 @@
 import type { Actor } from 'xstate';
 import type { executionMachine, ExecutionSink } from '../../actors/execution.js';
 import { redactText } from '../model/redaction.js';
-import type { ExecutionContextData } from './execution-state.js';
-import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } from './types.js';
+import type { ExecutionContextData } from '../runtime/execution-state.js';
+import type { BlockLogEntry, ExecutionEvent, ExecutionResult, StartRequest } from '../runtime/types.js';
 
 /** What a run needs of its engine (the Engine class; kept narrow so the run is not another copy of it). */
 export interface RunOwner {
-  record(id: string, event: ExecutionEvent): void;
+  record(id: string, event: ExecutionEvent, seq: number): void;
   recordLog(id: string, log: BlockLogEntry): void;
-  finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger']): Promise<void>;
+  finishRecord(id: string, result: ExecutionResult, data: ExecutionContextData, trigger: StartRequest['trigger'], seq: number): Promise<void>;
   announce(kind: 'waiting' | 'completed' | 'failed' | 'cancelled', payload: Record<string, unknown>): void;
   forgetLog(id: string, log: BlockLogEntry): void;
   ended(id: string): void;
@@ -27,7 +27,8 @@ export interface ExecutionHandle {
   redactText(text: string): string;
 }
 
-type Listener = (event: ExecutionEvent) => void;
+/** `seq` numbers the execution's events: the stored ones and the live ones are the same numbers */
+export type Listener = (event: ExecutionEvent, seq: number) => void;
 
 /** A record already written (a resumed run's), or none to write. */
 export const RECORDED: Promise<void> = Promise.resolve();
@@ -47,6 +48,13 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
   private readonly first: Listener | undefined;
   private more: Set<Listener> | null = null;
   private final: ExecutionResult | null = null;
+  /**
+   * The one counter of this execution's event numbers: the store and the live feed both take
+   * them from here. A resumed run starts after the last stored one, so its events go on.
+   */
+  private seq: number;
+  /** the number its `done` (or `waiting`) event was stored under */
+  private finalSeq = 0;
 
   constructor(
     private readonly owner: RunOwner,
@@ -55,8 +63,10 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
     private readonly secretValues: string[],
     readonly recorded: Promise<void>,
     listener: Listener | undefined,
+    lastSeq = 0,
   ) {
     this.first = listener;
+    this.seq = lastSeq;
     this.done = new Promise<ExecutionResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -81,9 +91,14 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
   }
 
   notify(event: ExecutionEvent): void {
-    this.owner.record(this.id, event);
-    this.first?.(event);
-    if (this.more !== null) for (const l of this.more) l(event);
+    const seq = ++this.seq;
+    this.owner.record(this.id, event, seq);
+    this.deliver(event, seq);
+  }
+
+  private deliver(event: ExecutionEvent, seq: number): void {
+    this.first?.(event, seq);
+    if (this.more !== null) for (const l of this.more) l(event, seq);
   }
 
   logStarted(log: BlockLogEntry): void {
@@ -102,7 +117,8 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
       return;
     }
     this.final = recordedResult(result, this.secretValues);
-    const written = this.owner.finishRecord(this.id, this.final, data, this.trigger);
+    this.finalSeq = ++this.seq;
+    const written = this.owner.finishRecord(this.id, this.final, data, this.trigger, this.finalSeq);
     const both = this.recorded === RECORDED ? written : Promise.all([this.recorded, written]);
     both.then(this.finished.bind(this), this.failed.bind(this));
   }
@@ -121,7 +137,8 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
     this.owner.ended(this.id);
     try {
       // a parked execution's run ends with `waiting`: its `done` comes from the run that resumes it
-      this.notify(final.status === 'waiting' ? { type: 'waiting', data: final } : { type: 'done', data: final });
+      // stored by finishRecord under the number taken then
+      this.deliver(final.status === 'waiting' ? { type: 'waiting', data: final } : { type: 'done', data: final }, this.finalSeq);
     } catch (err) {
       this.owner.reportError(err);
     }

@@ -32,16 +32,17 @@ function ApprovalForm({ execution, w, block, onDecided }: {
   const [problem, setProblem] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const decide = (decision: Decision): void => {
-    let data: Record<string, unknown> | undefined;
+    // the service checks the data against the inputFormat whatever the decision
+    let data: Record<string, unknown>;
     try {
-      data = decision === 'approved' ? Object.fromEntries(fields.map((f) => [f.name, valueOf(f, values[f.name])]).filter(([, v]) => v !== undefined)) : undefined;
+      data = Object.fromEntries(fields.map((f) => [f.name, valueOf(f, values[f.name])]).filter(([, v]) => v !== undefined));
     } catch (err) {
       setProblem((err as Error).message);
       return;
     }
     setBusy(true);
     setProblem(undefined);
-    api<Execution>('POST', `/api/executions/${enc(execution.id)}/approvals/${enc(w.blockId)}`, { decision, ...(data ? { data } : {}) }).then(
+    api<Execution>('POST', `/api/executions/${enc(execution.id)}/approvals/${enc(w.blockId)}`, { decision, data }).then(
       // the form goes once the execution resumes: the page keeps the answer
       () => onDecided(`${decision === 'approved' ? 'Approved' : 'Rejected'} ${w.blockId}: the execution resumes on its “${decision}” path.`),
       (err: unknown) => {
@@ -54,7 +55,6 @@ function ApprovalForm({ execution, w, block, onDecided }: {
   return (
     <form className="approval-form" aria-label={`Decide ${w.blockId}`} onSubmit={(e) => { e.preventDefault(); decide('approved'); }}>
       {fields.map((f) => <Field key={f.name} f={f} idPrefix={prefix} value={values[f.name]} set={(v) => setValues({ ...values, [f.name]: v })} />)}
-      {fields.length > 0 && <p className="hint">The fields are sent with Approve only.</p>}
       <div className="toolbar">
         <button type="submit" className="approve" disabled={busy}>Approve</button>
         <button type="button" className="reject" disabled={busy} onClick={() => decide('rejected')}>Reject</button>

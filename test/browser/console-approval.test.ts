@@ -42,6 +42,11 @@ describe('browser: deciding an approval in the console', function () {
       message: 'Ship release 7?',
       inputFormat: [{ name: 'note', type: 'string', required: true, description: 'why' }],
     }, false));
+    await deploy(proc.url, token, {
+      id: 'later', name: 'Later',
+      blocks: [{ id: 'start', type: 'starter', name: 'Start', config: {} }, { id: 'nap', type: 'wait', name: 'Nap', config: { duration: 'PT1H' } }],
+      connections: [{ from: 'start', to: 'nap' }],
+    });
     browser = await launchBrowser();
     page = await browser.newPage();
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -59,6 +64,18 @@ describe('browser: deciding an approval in the console', function () {
   });
   afterEach(() => {
     expect(problems, 'errors in the page').to.deep.equal([]);
+  });
+
+  it('a parked wait: waiting on the graph and the timeline, its bar dashed on to its until; no decision offered', async () => {
+    const r = await call(proc!.url, 'POST', '/api/workflows/later/run', { token, body: { input: {} } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(202);
+    await page.goto(`${proc!.url}/console/#/executions/${r.body.executionId as string}`);
+    await until(() => node(page, 'nap').getAttribute('data-status'), (s) => s === 'waiting', 'the wait block waiting on the graph');
+    expect(await page.locator('#waiting .waiting-entry[data-block-id="nap"]').getAttribute('data-kind')).to.equal('wait');
+    expect(await page.locator('#waiting .waiting-entry').textContent()).to.contain('until');
+    expect(await page.locator('.timeline .bar[data-block-id="nap"] .bar-due').count(), 'the dashed part up to until').to.equal(1);
+    expect(await page.locator('#waiting button').count(), 'a wait is not decided').to.equal(0);
+    await shot('25-execution-wait-until');
   });
 
   it('a decision made elsewhere first: the console says the block no longer waits (NOT_WAITING)', async () => {

@@ -4,6 +4,7 @@ export interface InputField {
   type?: string;
   required?: boolean;
   description?: string;
+  default?: unknown;
 }
 
 export interface Block {
@@ -88,6 +89,19 @@ export interface Execution {
   endedAt?: string | null;
   durationMs?: number | null;
   logs?: BlockLog[];
+  /** what a `waiting` execution waits for (SPEC §2.1); `approveUrl` only in the admin's view */
+  waiting?: WaitingEntry[];
+}
+
+export interface WaitingEntry {
+  blockId: string;
+  iteration?: unknown;
+  kind: string;
+  since?: string;
+  until?: string | null;
+  message?: string;
+  approveUrl?: string;
+  childExecutionId?: string;
 }
 
 export interface VersionInfo {

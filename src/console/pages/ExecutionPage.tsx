@@ -1,6 +1,7 @@
 /**
  * One execution (SPEC §8), live while it runs: block states on the graph, the timeline, the
- * block inspector; cancel, rerun, rerun from a block.
+ * block inspector; what it waits for and the decision of a pending approval; cancel, rerun,
+ * rerun from a block.
  */
 import { useState } from 'react';
 import { ApiError, api, enc, explain } from '../api';
@@ -12,6 +13,7 @@ import { asWorkflow, type Execution, type Workflow } from '../types';
 import { Inspector } from './execution/Inspector';
 import { blockStates, useLiveExecution } from './execution/live';
 import { Timeline } from './execution/Timeline';
+import { WaitingPanel } from './execution/Waiting';
 
 const RUNNING = new Set(['queued', 'running', 'waiting']);
 
@@ -69,6 +71,7 @@ export function ExecutionPage({ id }: { id: string }): React.JSX.Element {
       {live.error !== undefined && <p className="error" role="alert">{live.error}</p>}
       {e && <><h1>Execution</h1><Summary e={e} /><Actions e={e} setNote={setNote} /></>}
       {note !== undefined && <p role="status" className="note" id="execution-note">{note}</p>}
+      {e && def.data && <WaitingPanel execution={e} blocks={def.data.blocks} onDecided={(said) => { setNote(said); live.reload(); }} />}
       {def.error !== undefined && <p className="error">{def.error}</p>}
       <div className="execution-body">
         {def.data && <Graph blocks={def.data.blocks} connections={def.data.connections} states={blockStates(live.logs)} selected={selected} onSelect={setSelected} />}
@@ -76,7 +79,7 @@ export function ExecutionPage({ id }: { id: string }): React.JSX.Element {
       </div>
       {selected === undefined && e && <p className="hint">Select a block on the graph or the timeline to see its input and output.</p>}
       <h2>Timeline</h2>
-      <Timeline logs={live.logs} onSelect={setSelected} running={e !== undefined && RUNNING.has(e.status)} />
+      <Timeline logs={live.logs} waiting={e?.waiting ?? []} onSelect={setSelected} running={e !== undefined && RUNNING.has(e.status)} />
     </section>
   );
 }

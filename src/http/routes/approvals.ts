@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { isTroupeError } from '../../errors.js';
 import type { Services } from '../../service/index.js';
-import { hasAdminToken } from '../middleware/auth.js';
+import { isAdmin } from '../middleware/auth.js';
 import { formData, renderApprovalDone, renderApprovalPage, type ApprovalField } from '../approval-page.js';
 import { executionView } from '../present.js';
 import { errorResponse, param, parseBody, type RouteSpec } from '../route-spec.js';
@@ -83,7 +83,8 @@ export function approvalRoutes(s: Services, adminToken: string): RouteSpec[] {
       handler: async (ctx) => {
         const rec = await authorizedExecution(ctx, s, adminToken);
         const body = await parseBody(ctx, decisionSchema);
-        const admin = hasAdminToken(ctx.get('Authorization'), adminToken);
+        // a console session is the admin too (docs/console.md): its decisions are the admin's
+        const admin = isAdmin(ctx, adminToken);
         await s.approvals.decide(rec, param(ctx, 'blockId'), body, admin ? 'admin' : 'apiKey');
         ctx.body = executionView(await s.executions.get(rec.id));
       },

@@ -1,11 +1,12 @@
 /**
  * The run on a real time axis (SPEC §8): one bar per block and iteration, from its start to its
- * end (or to now while it runs), coloured by state; waits are bars like any other.
+ * end (or to now while it runs), coloured by state; a waiting block's bar runs to now, and on
+ * to its `until` (dashed) when it has one.
  */
 import { useEffect, useState } from 'react';
 import { formatMs } from '../../hooks';
 import { look } from '../../graph/status';
-import type { BlockLog } from '../../types';
+import type { BlockLog, WaitingEntry } from '../../types';
 
 const ROW = 22;
 const LABEL_W = 190;
@@ -30,7 +31,17 @@ export function iterationText(it: unknown): string {
   return parts.length > 0 ? ` #${parts.join('.')}` : ` #${typeof it === 'object' ? JSON.stringify(it) : String(it)}`;
 }
 
-export function Timeline({ logs, onSelect, running }: { logs: BlockLog[]; onSelect: (blockId: string) => void; running: boolean }): React.JSX.Element {
+/** The due time of a waiting log (ms), from the record's `waiting` list. */
+function dueOf(l: BlockLog, waiting: WaitingEntry[]): number | undefined {
+  if (l.status !== 'waiting') return undefined;
+  const w = waiting.find((x) => x.blockId === l.blockId && JSON.stringify(x.iteration ?? null) === JSON.stringify(l.iteration ?? null));
+  const due = w?.until ? Date.parse(w.until) : NaN;
+  return Number.isNaN(due) ? undefined : due;
+}
+
+export function Timeline({ logs, waiting = [], onSelect, running }: {
+  logs: BlockLog[]; waiting?: WaitingEntry[]; onSelect: (blockId: string) => void; running: boolean;
+}): React.JSX.Element {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     if (!running) return undefined;
@@ -41,7 +52,7 @@ export function Timeline({ logs, onSelect, running }: { logs: BlockLog[]; onSele
   if (bars.length === 0) return <p className="empty">No block has started yet.</p>;
   const t0 = Math.min(...bars.map((l) => Date.parse(l.startedAt ?? '')));
   const end = (l: BlockLog): number => (l.endedAt ? Date.parse(l.endedAt) : running ? now : Date.parse(l.startedAt ?? ''));
-  const span = Math.max(1, ...bars.map((l) => end(l) - t0));
+  const span = Math.max(1, ...bars.map((l) => Math.max(end(l), dueOf(l, waiting) ?? 0) - t0));
   const x = (ms: number): number => LABEL_W + (ms / span) * (WIDTH - LABEL_W - 10);
   const height = bars.length * ROW + 24;
   return (
@@ -52,12 +63,18 @@ export function Timeline({ logs, onSelect, running }: { logs: BlockLog[]; onSele
       {bars.map((l, i) => {
         const s = Date.parse(l.startedAt ?? '') - t0;
         const w = Math.max(2, x(end(l) - t0) - x(s));
+        const due = dueOf(l, waiting);
         return (
           <g key={`${l.blockId}${iterationText(l.iteration)}${i}`} className="bar" data-block-id={l.blockId} onClick={() => onSelect(l.blockId)}>
             <text x={4} y={i * ROW + 15} className="bar-label">{(l.blockName ?? l.blockId) + iterationText(l.iteration)}</text>
             <rect x={x(s)} y={i * ROW + 4} width={w} height={ROW - 8} rx={3} fill={look(l.status).color}>
               <title>{`${l.blockName ?? l.blockId}${iterationText(l.iteration)}: ${l.status}, ${formatMs(l.durationMs ?? end(l) - Date.parse(l.startedAt ?? ''))}`}</title>
             </rect>
+            {due !== undefined && due > end(l) && (
+              <rect x={x(end(l) - t0)} y={i * ROW + 4} width={x(due - t0) - x(end(l) - t0)} height={ROW - 8} rx={3} className="bar-due" stroke={look(l.status).color}>
+                <title>{`waits until ${new Date(due).toLocaleString()}`}</title>
+              </rect>
+            )}
           </g>
         );
       })}

@@ -8,6 +8,7 @@ import { followEvents } from '../../sse';
 import type { BlockLog, Execution } from '../../types';
 
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
+const WAITING_POLL_MS = 1000;
 
 export const logKey = (l: BlockLog): string => `${l.blockId}|${JSON.stringify(l.iteration ?? null)}`;
 
@@ -53,12 +54,19 @@ export function useLiveExecution(id: string): Live {
       }
       return e;
     });
+    // a parked execution's stream ends at once: its record is read again until it resumes
+    const pollWhileWaiting = (e: Execution): void => {
+      if (e.status !== 'waiting' || stop.signal.aborted) return;
+      const timer = setTimeout(() => setTick((t) => t + 1), WAITING_POLL_MS);
+      stop.signal.addEventListener('abort', () => clearTimeout(timer));
+    };
     read().then((e) => {
       if (ENDED.has(e.status)) return undefined;
+      if (e.status === 'waiting') return pollWhileWaiting(e);
       return followEvents(id, (ev) => {
         if (ev.event.startsWith('block.') && ev.data !== null && typeof ev.data === 'object') setLogs((l) => merge(l, fromEvent(ev.event, ev.data as BlockLog)));
         if (ev.event.startsWith('execution.')) setExecution((x) => (x ? { ...x, status: ev.event.slice(10) as Execution['status'] } : x));
-      }, stop.signal).then(() => read());
+      }, stop.signal).then(() => read()).then(pollWhileWaiting);
     }).catch((err: unknown) => {
       if (!stop.signal.aborted) setError(explain(err));
     });

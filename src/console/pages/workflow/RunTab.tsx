@@ -7,13 +7,16 @@ import { ApiError, api, enc, explain } from '../../api';
 import { navigate } from '../../router';
 import type { InputField, Workflow } from '../../types';
 
-function fieldsOf(w: Workflow): InputField[] {
-  const starter = w.blocks.find((b) => b.type === 'starter');
-  const format = starter?.config?.inputFormat;
+/** The named fields of an `inputFormat` (a starter's or an approval block's). */
+export function fieldsIn(format: unknown): InputField[] {
   return Array.isArray(format) ? (format as InputField[]).filter((f) => typeof f?.name === 'string') : [];
 }
 
-function valueOf(field: InputField, raw: string | boolean | undefined): unknown {
+function fieldsOf(w: Workflow): InputField[] {
+  return fieldsIn(w.blocks.find((b) => b.type === 'starter')?.config?.inputFormat);
+}
+
+export function valueOf(field: InputField, raw: string | boolean | undefined): unknown {
   if (field.type === 'boolean') return raw === true;
   if (raw === undefined || raw === '') return undefined;
   if (field.type === 'number') return Number(raw);
@@ -21,14 +24,16 @@ function valueOf(field: InputField, raw: string | boolean | undefined): unknown 
     try {
       return JSON.parse(String(raw));
     } catch {
-      throw new Error(`“${field.name}” must be JSON (${field.type}): fix it and run again.`);
+      throw new Error(`“${field.name}” must be JSON (${field.type}): fix it and try again.`);
     }
   }
   return raw;
 }
 
-function Field({ f, value, set }: { f: InputField; value: string | boolean | undefined; set: (v: string | boolean) => void }): React.JSX.Element {
-  const id = `input-${f.name}`;
+export function Field({ f, value, set, idPrefix = 'input-' }: {
+  f: InputField; value: string | boolean | undefined; set: (v: string | boolean) => void; idPrefix?: string;
+}): React.JSX.Element {
+  const id = `${idPrefix}${f.name}`;
   const label = <label htmlFor={id}>{f.name}{f.required ? ' *' : ''} <small>{f.type ?? 'string'}{f.description ? ` · ${f.description}` : ''}</small></label>;
   if (f.type === 'boolean') return <div className="field">{label}<input id={id} type="checkbox" checked={value === true} onChange={(e) => set(e.target.checked)} /></div>;
   if (f.type === 'object' || f.type === 'array' || f.type === 'json') {

@@ -89,10 +89,11 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
       }
       return handle;
     };
-    const waker = waiting(runtime, services, logger, launch);
+    useWaitingServices(runtime, services);
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
     const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, metrics: metrics.registry, start: launch, logger }) : undefined;
+    const waker = waiting(runtime, logger, launch, member);
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);
@@ -126,11 +127,6 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
 
 type Launch = NonNullable<RecoveryDeps['start']>;
 
-/**
- * What waiting blocks need of the service (docs/waiting.md): approvals and workflow blocks keep
- * their state through its services (it knows its secret key and URL), and the waker resumes
- * parked executions at their due time, whichever instance polls first.
- */
 /** The service's background work, started once it listens; the function returned stops it. */
 function startBackground(
   runtime: Runtime, services: Services, config: Readonly<Config>, logger: Logger, parts: { waker: Waker; member: ClusterMember | undefined },
@@ -148,12 +144,23 @@ function startBackground(
   return () => Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
 }
 
-function waiting(runtime: Runtime, services: Services, logger: Logger, launch: Launch): Waker {
+/**
+ * What waiting blocks need of the service (docs/waiting.md): approvals and workflow blocks keep
+ * their state through its services (it knows its secret key and URL).
+ */
+function useWaitingServices(runtime: Runtime, services: Services): void {
   runtime.services.approvals = services.approvals;
   runtime.services.children = services.children;
   services.approvals.baseUrl = serviceUrl(runtime.config, runtime.config.port);
+}
+
+/** The waker; in a cluster it takes the lease of what it wakes (the parking instance's may be left, if it died). */
+function waiting(runtime: Runtime, logger: Logger, launch: Launch, member: ClusterMember | undefined): Waker {
   return new Waker(
-    { store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch },
+    {
+      store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch,
+      ...(member === undefined ? {} : { adopt: (id: string) => member.leases.adopt(id) }),
+    },
     { executionTimeoutMs: runtime.config.executionTimeoutMs, pollMs: runtime.config.waitPollMs, now: () => runtime.services.clock.now() },
   );
 }

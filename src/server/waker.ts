@@ -19,6 +19,12 @@ import { staleLogs, startAgain, starter, type ResumeDeps, type ResumeOutcome } f
 const BATCH = 500;
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 
+/** What a wake-up needs: the resumption's, and in a cluster the lease taken once the record is claimed. */
+export interface WakeDeps extends ResumeDeps {
+  /** takes the woken execution's lease here (cluster/leases.ts adopt): a lease left by the run that parked it is stale */
+  adopt?: (executionId: string) => Promise<void>;
+}
+
 export interface WakerOptions {
   executionTimeoutMs: number;
   pollMs: number;
@@ -35,7 +41,7 @@ export function parkedActiveMs(context: unknown): number {
 export class Waker {
   private readonly work: PeriodicWork;
 
-  constructor(private readonly deps: ResumeDeps, private readonly opts: WakerOptions) {
+  constructor(private readonly deps: WakeDeps, private readonly opts: WakerOptions) {
     this.work = new PeriodicWork((err) => deps.logger.error({ err }, 'waking waiting executions failed'));
   }
 
@@ -78,7 +84,7 @@ export class Waker {
 }
 
 /** Resumes one parked execution here; `taken` when another instance claimed it first. */
-export async function wakeExecution(deps: ResumeDeps, rec: ExecutionRecord & { logs: BlockLog[] }, executionTimeoutMs: number): Promise<ResumeOutcome> {
+export async function wakeExecution(deps: WakeDeps, rec: ExecutionRecord & { logs: BlockLog[] }, executionTimeoutMs: number): Promise<ResumeOutcome> {
   try {
     const stored = await deps.store.workflows.getVersion(rec.workflowId, rec.version);
     if (stored === null) return cannot(deps, rec, 'its workflow version is gone');
@@ -89,6 +95,8 @@ export async function wakeExecution(deps: ResumeDeps, rec: ExecutionRecord & { l
     const activeMs = parkedActiveMs(rec.context);
     const dropLogs = staleLogs(rec.logs, planned.plan);
     if (!(await claimParked(deps, rec, activeMs, dropLogs))) return 'taken';
+    // before it runs: the first renewal would otherwise find the parking instance's lease and stop the run as lost
+    await deps.adopt?.(rec.id).catch((err: unknown) => deps.logger.warn({ err, executionId: rec.id }, 'cannot take the lease of a woken execution'));
     const handle = await starter(deps)(compiled, {
       ...startAgain(rec),
       // only running time counts: the time it spent parked does not (SPEC §2.1)

@@ -82,9 +82,22 @@ export class LeaseKeeper {
     const local = new Set(this.deps.localIds());
     const lease = encodeEntry({ owner: this.deps.instanceId, renewedAt: this.deps.now() } satisfies Lease);
     await Promise.all([...local].map((id) => this.renewOne(id, lease)));
-    const ended = [...this.held.keys()].filter((id) => !local.has(id));
-    await Promise.all(ended.map((id) => this.deps.bucket.delete(kvKey(id))));
-    for (const id of ended) this.held.delete(id);
+    const ended = [...this.held.entries()].filter(([id]) => !local.has(id));
+    // only the entry this instance last wrote: a parked execution woken elsewhere meanwhile has
+    // that instance's lease now, which must stay
+    await Promise.all(ended.map(([id, revision]) => this.deps.bucket.delete(kvKey(id), { previousSeq: revision }).catch(() => undefined)));
+    for (const [id] of ended) this.held.delete(id);
+  }
+
+  /**
+   * Takes the lease of an execution whose record this instance has just claimed from `waiting`
+   * (a wake-up: the guarded write on the record decided it). Whatever lease is there belongs to
+   * the run that parked it, which has ended (its instance may be gone without deleting it), so
+   * it is overwritten rather than taken as a sign that another instance runs it.
+   */
+  async adopt(id: string): Promise<void> {
+    const mine = encodeEntry({ owner: this.deps.instanceId, renewedAt: this.deps.now() } satisfies Lease);
+    this.held.set(id, await this.deps.bucket.put(kvKey(id), mine));
   }
 
   private async renewOne(id: string, lease: Uint8Array): Promise<void> {

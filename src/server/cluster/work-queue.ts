@@ -7,22 +7,21 @@
  * leaves the message to be redelivered to another. The message id (`Nats-Msg-Id`) is the
  * execution id, so JetStream drops a message published twice for one execution.
  */
-import { AckPolicy, DeliverPolicy, JSONCodec, nanos, NatsError, RetentionPolicy } from 'nats';
-import type { ConsumerMessages, JsMsg, NatsConnection } from 'nats';
+import { AckPolicy, DeliverPolicy, JSONCodec, nanos, RetentionPolicy } from 'nats';
+import type { JsMsg, NatsConnection } from 'nats';
 import type { Logger } from 'pino';
 import { isTroupeError, TroupeError } from '../../errors.js';
 import type { BlockTypeRegistry } from '../../model/types.js';
 import { loadWorkflow } from '../../runtime/workflows.js';
 import type { ExecutionRecord, Store } from '../../store/types.js';
 import { startAgain, type ResumeDeps } from '../resumption.js';
+import { SharedConsumer, streamExists } from './shared-consumer.js';
 
 const json = JSONCodec<WorkMessage>();
 /** how long JetStream waits for an acknowledgement before delivering a message again */
 const ACK_WAIT_MS = 10_000;
 /** how long a message waits before it is offered again when its taker is full */
 const BUSY_DELAY_MS = 500;
-/** JetStream's API error code for "stream not found" */
-const STREAM_NOT_FOUND = 10059;
 
 export interface WorkMessage {
   executionId: string;
@@ -42,27 +41,29 @@ export interface WorkQueueDeps {
 }
 
 export class WorkQueue {
-  private messages: ConsumerMessages | undefined;
-  private loop: Promise<void> | undefined;
-  private readonly pending = new Set<Promise<void>>();
   private readonly stream: string;
+  private readonly consumer: SharedConsumer;
   private readonly subject: string;
 
   constructor(private readonly deps: WorkQueueDeps) {
     const name = deps.prefix.replace(/[^A-Za-z0-9_-]/g, '_');
     this.stream = `${name}_work`;
     this.subject = `${deps.prefix}.work.execution`;
+    this.consumer = new SharedConsumer({
+      nc: deps.nc, stream: this.stream, durable: 'workers', max: deps.concurrency,
+      handle: (m) => this.take(m),
+      failed: (err, m) => {
+        deps.logger.error({ err }, 'work queue: a message could not be handled');
+        m.nak(BUSY_DELAY_MS);
+      },
+    });
   }
 
   /** Makes (or updates) the stream and the shared consumer. */
   async open(): Promise<void> {
     const jsm = await this.deps.nc.jetstreamManager();
     const config = { name: this.stream, subjects: [this.subject], retention: RetentionPolicy.Workqueue, duplicate_window: nanos(120_000) };
-    const existing = await jsm.streams.info(this.stream).catch((err: unknown) => {
-      if (err instanceof NatsError && err.api_error?.err_code === STREAM_NOT_FOUND) return null;
-      throw err;
-    });
-    if (existing === null) await jsm.streams.add(config);
+    if (!(await streamExists(jsm, this.stream))) await jsm.streams.add(config);
     else await jsm.streams.update(this.stream, config);
     await jsm.consumers.add(this.stream, {
       durable_name: 'workers', ack_policy: AckPolicy.Explicit, ack_wait: nanos(ACK_WAIT_MS), deliver_policy: DeliverPolicy.All, max_deliver: -1,
@@ -75,29 +76,13 @@ export class WorkQueue {
   }
 
   /** Starts taking messages. */
-  async consume(): Promise<void> {
-    const consumer = await this.deps.nc.jetstream().consumers.get(this.stream, 'workers');
-    this.messages = await consumer.consume({ max_messages: this.deps.concurrency });
-    const messages = this.messages;
-    this.loop = (async () => {
-      for await (const m of messages) {
-        const p = this.take(m).catch((err: unknown) => {
-          this.deps.logger.error({ err }, 'work queue: a message could not be handled');
-          m.nak(BUSY_DELAY_MS);
-        });
-        this.pending.add(p);
-        void p.finally(() => this.pending.delete(p));
-      }
-    })();
+  consume(): Promise<void> {
+    return this.consumer.start();
   }
 
   /** Stops taking messages; the ones being handled finish (or are redelivered elsewhere). */
-  async stop(): Promise<void> {
-    if (this.messages === undefined) return;
-    this.messages.stop();
-    this.messages = undefined;
-    await this.loop?.catch(() => undefined);
-    await Promise.allSettled([...this.pending]);
+  stop(): Promise<void> {
+    return this.consumer.stop();
   }
 
   private async take(m: JsMsg): Promise<void> {

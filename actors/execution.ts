@@ -1,102 +1,25 @@
 import { setup } from 'xstate';
-import type { Bus, Subscription } from '../src/bus/types.js';
+import type { Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
-import type { CompiledWorkflow } from '../src/model/graph.js';
-import type { ExecutionLimits } from '../src/model/limits.js';
 import { ExecutionBudget } from '../src/runtime/budget.js';
-import type { ResumePlan } from '../src/model/resume.js';
 import { ROOT_SCOPE } from '../src/model/block-run.js';
 import { startDecision } from '../src/model/readiness.js';
 import { MAX_TIMER_MS } from '../src/model/schema.js';
 import { buildResult, ExecutionLedger, finalOutput, type ExecutionContextData } from '../src/runtime/execution-state.js';
-import { decideEnd } from '../src/model/end.js';
-import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
+import type { ExecutionError, ExecutionResult } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic } from './block.js';
 import type { BlockActorInput } from './block-input.js';
 import { CancelScope } from './cancel-scope.js';
 import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
-import { activeAtPark, clearWaiting, deadlineControl, noteWaiting, reviewWaiting, waitingList, waitSettled, type WaitingState } from './waiting.js';
-import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type BlockReport, type InboxMessage } from './messages.js';
+import { activeAtPark, clearWaiting, deadlineControl, waitingList } from './waiting.js';
+import type { ExecutionActorInput, ExecutionContext, ExecutionEventIn } from './execution-context.js';
+import { reporter } from './execution-reports.js';
+import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type InboxMessage } from './messages.js';
 
-/** Where the execution's events go (the engine's run: persistence, SSE, CLI progress). */
-export interface ExecutionSink {
-  notify(event: ExecutionEvent): void;
-  /** a block's log as it starts (status running), for the record; its settle replaces it */
-  logStarted(log: BlockLogEntry): void;
-  /** logs of a container's earlier attempt, to remove from what is recorded */
-  forgetLogs(logs: readonly BlockLogEntry[]): void;
-}
-
-export interface ExecutionActorInput {
-  executionId: string;
-  workflowId: string;
-  version: number;
-  workflow: CompiledWorkflow;
-  bus: Bus;
-  prefix: string;
-  timeoutMs: number;
-  /** the run parameters every block actor shares */
-  blockRun: BlockActorInput['run'];
-  blockTypes: BlockActorInput['blockTypes'];
-  /** observers: persistence, SSE, CLI progress */
-  sink: ExecutionSink;
-  /**
-   * when the execution started (its record's startedAt; for a resumed run, the start of the run
-   * it resumes, whose time limit is what that run left); now when absent
-   */
-  startedAt?: number;
-  /** the whole time limit, named in the timeout error (a resumed run's `timeoutMs` is what is left of it) */
-  limitMs?: number;
-  /** what an interrupted run of this execution had settled (see resume.ts) */
-  resume?: ResumePlan;
-  /** what the execution may hold and run at once (its containers check them) */
-  limits: Readonly<ExecutionLimits>;
-  /** a wait falling due further away than this parks the execution (waiting.ts); absent: never parks */
-  parkAfterMs?: number;
-}
-
-interface ExecutionContext extends ExecutionActorInput {
-  startedAt: number;
-  /** every block actor of the execution, by inbox key */
-  group: ActorGroup;
-  /** ends with the execution: cancels running blocks */
-  cancel: CancelScope;
-  /** the limits' running count, shared by the execution's containers */
-  budget: ExecutionBudget;
-  /** mutated in place (see ExecutionLedger) */
-  ledger: ExecutionLedger;
-  response: ResponseOutput | null;
-  error: ExecutionError | null;
-  result: ExecutionResult | null;
-  /** the block actors' reports not yet applied (see reporter) */
-  reports: ReportQueue | null;
-  /** the execution's one bus subscription (see openChannel), closed at the end */
-  channel: Subscription | null;
-  /** the time limit (see startDeadline), cleared at the end */
-  deadline: NodeJS.Timeout | null;
-  /** when the time limit falls while it runs (paused while only waiting blocks remain) */
-  deadlineAt: number;
-  /** blocks waiting (waiting.ts); null until one does */
-  waits: WaitingState | null;
-}
-
-/**
- * What the execution machine decides on. Block reports that change no decision (starts, chunks,
- * iteration progress, a settle that neither ends nor fails the run) are folded into the ledger
- * by the report callback without a machine event; a settle that decides the run's end arrives
- * as one of the first three events.
- */
-type ExecutionEventIn =
-  | { type: 'BLOCK.FAILED'; error: ExecutionError }
-  | { type: 'BLOCK.RESPONDED'; response: ResponseOutput }
-  | { type: 'ALL.SETTLED' }
-  | { type: 'TIMEOUT' }
-  | { type: 'CANCEL' }
-  | { type: 'PARK' };
-type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
+export type { ExecutionActorInput, ExecutionSink } from './execution-context.js';
 
 function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorInput['report']): BlockActorInput {
   const block = ctx.workflow.blocks.get(blockId);
@@ -118,107 +41,6 @@ function blockInput(ctx: ExecutionContext, blockId: string, report: BlockActorIn
   };
 }
 
-type Started = Extract<BlockReport, { type: 'BLOCK.STARTED' }>;
-
-function recordStart(ctx: ExecutionContext, event: Started): void {
-  const log = ctx.ledger.started(event.blockId, event.at, event.iteration);
-  ctx.sink.logStarted(log);
-  ctx.sink.notify({
-    type: 'block.started',
-    data: { blockId: log.blockId, blockName: log.blockName, blockType: log.blockType, order: log.order, iteration: log.iteration },
-  });
-}
-
-/**
- * The running log gets the block's resolved input and is persisted again. Usually in the same
- * boundary batch as its start (the block resolves its config in the turn it starts), so the
- * store sees one write; a crash then leaves a running log that says what the block ran with.
- */
-function recordInput(ctx: ExecutionContext, event: Extract<BlockReport, { type: 'BLOCK.INPUT' }>): void {
-  const log = ctx.ledger.runningInput(event.blockId, event.iteration, event.input);
-  if (log !== null) ctx.sink.logStarted(log);
-}
-
-/** Folds one settled report into the ledger, tells observers, and returns the event it decides, if any. */
-function applySettled(ctx: ExecutionContext, e: Settled): ExecutionEventIn | null {
-  if (ctx.waits !== null && e.iteration === null) waitSettled(ctx, e.blockId);
-  const log = ctx.ledger.settled(e);
-  ctx.sink.notify({ type: `block.${e.status}`, data: log });
-  // the one rule of the end, which a resumed run applies to what it takes as settled (resume.ts)
-  return decideEnd(ctx.workflow, e, ctx.ledger.allSettled);
-}
-
-/**
- * The report callback of every block actor of the execution, and what the execution's end does
- * with reports still queued. Reports are applied in the order they happen; once one decides the
- * end, later ones (already on their way when the blocks are stopped) are ignored, as a stopped
- * machine would ignore them.
- *
- * Reports are queued and applied after the current turn of the event loop (one setImmediate per
- * turn, not per report): what a settled block must do first is publish downstream so the next
- * block starts, and the bookkeeping (ledger, observers, persistence) then runs while that block
- * works instead of before it starts. The order of reports, and so of events, is unchanged.
- */
-interface ReportQueue {
-  report: BlockActorInput['report'];
-  /** at the end: applies what is queued unless a report decided the end (then it is dropped) */
-  drain(): void;
-}
-
-function reporter(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): ReportQueue {
-  let decided = false;
-  let queue: ReportEvent[] = [];
-  let scheduled = false;
-  const flush = (): void => {
-    scheduled = false;
-    const batch = queue;
-    queue = [];
-    for (const event of batch) {
-      if (decided) return;
-      const decision = applyReport(ctx, event);
-      if (decision === null) continue;
-      decided = true;
-      self.send(decision);
-    }
-    if (!decided && ctx.waits !== null) reviewWaiting(ctx, deadlineControl(ctx, () => self.send({ type: 'TIMEOUT' })), () => self.send({ type: 'PARK' }));
-  };
-  return {
-    report: (event) => {
-      if (decided) return;
-      queue.push(event);
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(flush);
-    },
-    drain: () => {
-      if (!decided) for (const event of queue) applyReport(ctx, event);
-      decided = true;
-      queue = [];
-    },
-  };
-}
-
-type ReportEvent = Parameters<BlockActorInput['report']>[0];
-
-/** Folds one report into the ledger and tells observers; returns the event it decides, if any. */
-function applyReport(ctx: ExecutionContext, event: ReportEvent): ExecutionEventIn | null {
-  if (event.type === 'BLOCK.STARTED') recordStart(ctx, event);
-  else if (event.type === 'BLOCK.INPUT') recordInput(ctx, event);
-  else if (event.type === 'BLOCK.CHUNK') ctx.sink.notify({ type: 'chunk', data: { blockId: event.blockId, text: event.text, iteration: event.iteration } });
-  else if (event.type === 'CONTAINER.ITERATION') ctx.ledger.iteration(event);
-  else if (event.type === 'CONTAINER.ATTEMPT') ctx.sink.forgetLogs(ctx.ledger.dropAttempt(event.blockId, event.iteration));
-  else if (event.type === 'BLOCK.WAITING') recordWaiting(ctx, event);
-  else return applySettled(ctx, event);
-  return null;
-}
-
-/** A block waits: its log says so (stored, so the record shows it), and the execution may park. */
-function recordWaiting(ctx: ExecutionContext, event: Extract<BlockReport, { type: 'BLOCK.WAITING' }>): void {
-  const log = ctx.ledger.waiting(event.blockId, event.iteration);
-  if (log === null) return;
-  noteWaiting(ctx, event.blockId, event.info);
-  ctx.sink.logStarted(log);
-}
 
 /**
  * A block actor whose logic threw fails the execution with what it threw: a Troupe error keeps

@@ -1,5 +1,6 @@
 import type { ErrorInfo } from '../errors.js';
 import { isoAt } from './iso.js';
+import { logKey } from '../model/block-run.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
 import { jsonBytes, summarised } from '../model/limits.js';
@@ -242,12 +243,6 @@ function insideContainer(containerId: string, iteration: IterationRef | null): (
     const at = key.lastIndexOf(tail, key.length - scope.length);
     return at >= 0 && /^\d+$/.test(key.slice(at + tail.length, key.length - scope.length));
   };
-}
-
-export function logKey(blockId: string, iteration: IterationRef | null): string {
-  let key = blockId;
-  for (let at: IterationRef | undefined = iteration ?? undefined; at !== undefined; at = at.outer) key += `@${at.container}#${at.index}`;
-  return key;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoAt(ms));

@@ -1,5 +1,6 @@
 import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo, WaitingInfo } from '../blocks/types.js';
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
+import { executionRunKey } from '../model/block-run.js';
 import type { CompiledBlock } from '../model/graph.js';
 import { forEachString } from '../model/json.js';
 import { isLimitCode } from '../model/limits.js';
@@ -283,7 +284,7 @@ function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, 
       return resolveValue(value, run.scope);
     },
     hasErrorConnection: run.block.hasErrorConnection,
-    runKey: `${run.executionId}|${run.runKey ?? run.block.id}`,
+    runKey: executionRunKey(run.executionId, run.runKey, run.block.id),
     // made when the block asks for it (see Cancellation)
     get signal() {
       return cancel.signal;

@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../model/capabilities.js';
 import type { ErrorInfo } from '../errors.js';
 import { isoAt } from './iso.js';
 import { logKey } from '../model/block-run.js';
@@ -294,9 +295,8 @@ export function settledLog(workflow: CompiledWorkflow, report: Settled, previous
 
 export function decisionOf(blockType: string, output: Record<string, unknown> | null): string | null | undefined {
   if (output === null) return undefined;
-  if (blockType === 'condition') return (output['selectedBranch'] as string | null | undefined) ?? null;
-  if (blockType === 'router') return (output['selectedRoute'] as string | null | undefined) ?? null;
-  return undefined;
+  const route = capabilitiesOf(blockType).route;
+  return route === null ? undefined : ((output[route] as string | null | undefined) ?? null);
 }
 
 

@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../model/capabilities.js';
 import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo, WaitingInfo } from '../blocks/types.js';
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
 import { executionRunKey } from '../model/block-run.js';
@@ -297,7 +298,7 @@ function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, 
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
   if (run.onWaiting !== undefined) ctx.onWaiting = run.onWaiting;
-  if (run.block.type === 'approval') ctx.connectedHandles = run.block.outgoing.map((c) => c.handle);
+  if (capabilitiesOf(run.block.type).readsConnections) ctx.connectedHandles = run.block.outgoing.map((c) => c.handle);
   return ctx;
 }
 

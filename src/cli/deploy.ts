@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/load.js';
 import { isTroupeError } from '../errors.js';
 import { isEntry } from '../model/capabilities.js';
 import { AdminApiError, AdminClient } from '../server/admin-client.js';
-import { curlExecute } from '../server/demo.js';
+import { curlExecute } from './demo.js';
 import { adminTokenPath, readSecretFile } from '../server/secrets-at-rest.js';
 import { serviceUrl } from '../server/urls.js';
 import { commandLine } from './args.js';

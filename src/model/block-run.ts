@@ -74,6 +74,20 @@ export function executionRunKey(executionId: string, runKey: string | undefined,
 }
 
 /**
+ * The run key within its execution from a block's `runKey` (executionRunKey's form): the
+ * execution id taken off again. Wait, approval and child workflow keys are this.
+ */
+export function localRunKey(executionId: string, runKey: string | undefined, blockId: string): string {
+  const key = runKey ?? blockId;
+  return key.startsWith(`${executionId}|`) ? key.slice(executionId.length + 1) : key;
+}
+
+/** The run key of a top-level block (an approval's key, which a decision names by block id). */
+export function topLevelRunKey(blockId: string): string {
+  return blockRunKey(ROOT_SCOPE, blockId);
+}
+
+/**
  * A UUID-shaped Idempotency-Key from an execution run key: the same for every attempt of the
  * run, for its whole-block retries, and for its run again after a crash resumed the execution,
  * so a server that honours Idempotency-Key applies the request once.

@@ -3,14 +3,16 @@
  * approval keys, the Idempotency-Key an upstream saw), so the one encoder must give exactly what
  * the separate encoders it replaced gave. Each `former*` below is the code as it was before
  * (src/runtime/execution-state.ts logKey, src/store/shared.ts iterationKey, the runKey template
- * of src/runtime/run-block.ts, src/blocks/api.ts idempotencyKeyOf, actors' nested scopes),
+ * of src/runtime/run-block.ts, src/blocks/api.ts idempotencyKeyOf, actors' nested scopes, the
+ * wait, approval and workflow blocks' keys and the approval service's `root|{blockId}`),
  * compared with the encoder on literal cases and on generated iteration paths.
  */
 import { hash } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  blockRunKey, executionRunKey, idempotencyKeyOf, iterationKeyOf, iterationScope, logKey, logKeyOf, ROOT_SCOPE, runKeyOf, scopeOf,
+  blockRunKey, executionRunKey, idempotencyKeyOf, iterationKeyOf, iterationScope, localRunKey, logKey, logKeyOf, ROOT_SCOPE, runKeyOf, scopeOf,
+  topLevelRunKey,
   type IterationPath,
 } from '../../src/model/block-run.js';
 
@@ -42,6 +44,12 @@ function formerRunKey(executionId: string, runKey: string | undefined, blockId: 
 function formerIdempotencyKey(runKey: string): string {
   const h = hash('sha256', `troupe-idempotency|${runKey}`, 'hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The wait, approval and workflow blocks' keyOf: the block's runKey without its execution id. */
+function formerLocalKey(ctx: { executionId: string; runKey?: string; block: { id: string } }): string {
+  const key = ctx.runKey ?? ctx.block.id;
+  return key.startsWith(`${ctx.executionId}|`) ? key.slice(ctx.executionId.length + 1) : key;
 }
 
 /** How the actors built a nested scope: the execution's scope, then one step per container, outermost first. */
@@ -87,6 +95,10 @@ describe('block run encoder (src/model/block-run.ts)', () => {
       expect(runKey).to.equal(`${formerScope(iteration)}|${blockId}`);
       expect(executionRunKey(executionId, runKey, blockId)).to.equal(formerRunKey(executionId, runKey, blockId));
       expect(idempotencyKeyOf(executionRunKey(executionId, runKey, blockId))).to.equal(formerIdempotencyKey(formerRunKey(executionId, runKey, blockId)));
+      const given = executionRunKey(executionId, runKey, blockId);
+      expect(localRunKey(executionId, given, blockId)).to.equal(formerLocalKey({ executionId, runKey: given, block: { id: blockId } }));
+      expect(localRunKey(executionId, undefined, blockId)).to.equal(formerLocalKey({ executionId, block: { id: blockId } }));
+      if (iteration === null) expect(topLevelRunKey(blockId)).to.equal(`root|${blockId}`).and.to.equal(localRunKey(executionId, given, blockId));
     }));
   });
 

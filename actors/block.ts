@@ -1,6 +1,6 @@
-import type { ActorLogic, ActorScope, AnyActorRef, Snapshot } from 'xstate';
+import type { ActorLogic, ActorScope, AnyActorLogic, AnyActorRef, Snapshot } from 'xstate';
 import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
-import { errorInfo } from '../src/errors.js';
+import { errorInfo, TroupeError } from '../src/errors.js';
 import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { ReferenceScope } from '../src/model/references.js';
@@ -10,6 +10,7 @@ import { newClaim, releaseClaim } from '../src/runtime/budget.js';
 import type { BlockActorInput, BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
 import { loopMachine } from './loop.js';
 import { containerRunKey } from '../src/model/block-run.js';
+import { capabilitiesOf } from '../src/model/capabilities.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
 import { parallelMachine } from './parallel.js';
 
@@ -117,7 +118,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     },
   };
   // a wait inside a loop or parallel waits in memory: its container starts over when resumed (docs/waiting.md)
-  if (context.iteration === null) {
+  if (context.iteration === null && capabilitiesOf(context.block.type).parks) {
     run.onWaiting = (info) => {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.WAITING', blockId: context.block.id, iteration: null, info });
     };
@@ -132,6 +133,9 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
  * It lives in the execution's group, so the execution's end stops it with every other actor.
  * Returns the outcome instead when the config could not be resolved.
  */
+/** The container actor of each container type (one file per actor kind). */
+const CONTAINER_LOGIC: Readonly<Record<string, AnyActorLogic>> = { loop: loopMachine, parallel: parallelMachine };
+
 function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome | null {
   context.prepared ??= prepareContainer(context);
   if (context.prepared !== null && 'error' in context.prepared) {
@@ -141,7 +145,8 @@ function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome 
   context.attempts += 1;
   context.claim = newClaim();
   const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic, claim: context.claim };
-  const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
+  const logic = CONTAINER_LOGIC[context.block.type];
+  if (logic === undefined) return containerOutcome(context, { ok: false, results: [], error: null }, new TroupeError('INTERNAL', `no container actor runs block type "${context.block.type}"`));
   const key = containerKey(context);
   context.group.spawn(key, logic, input, (end) => {
     if (self.getSnapshot().status !== 'active') return;

@@ -1,3 +1,4 @@
+import { responds } from '../src/model/capabilities.js';
 import { TroupeError } from '../src/errors.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { BlockReport } from '../src/runtime/types.js';
@@ -39,5 +40,5 @@ export const SCOPE_ENDED = new TroupeError('CANCELLED', 'the execution or contai
 export function isResponseSettle(workflow: CompiledWorkflow, report: { type: string }): boolean {
   if (report.type !== 'BLOCK.SETTLED') return false;
   const settled = report as Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
-  return settled.status === 'completed' && workflow.blocks.get(settled.blockId)?.type === 'response';
+  return settled.status === 'completed' && responds(workflow.blocks.get(settled.blockId)?.type);
 }

@@ -90,9 +90,9 @@ const LAYERS = [
   ['src/engine'],
   ['src/service', 'src/server'],
   ['src/http'],
-  // the composition root: builds every layer (the app included) and starts the background work
-  // (joining a cluster included: cluster/index.ts wires its parts onto the runtime)
-  ['src/main.ts', 'src/server/service.ts', 'src/server/demo.ts', 'src/server/cluster/index.ts'],
+  // the composition root: builds every layer in order (runtime, services, background work, the
+  // app on the services) and starts the background work
+  ['src/main.ts', 'src/compose.ts'],
   // the commands, each opening the service or a runtime through the root
   ['src/cli'],
 ];

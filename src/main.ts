@@ -21,7 +21,11 @@ import type { Store } from './store/types.js';
 import { DAY_MS } from './model/wait.js';
 import { setMaxWaitDays } from './blocks/wait.js';
 
-/** Everything a process runs on. main.ts is the only module that chooses adapters (DESIGN). */
+/**
+ * Everything a process runs on: the runtime part of the composition root (src/compose.ts builds
+ * the services and the app on it; `troupe run` uses it alone). main.ts is the only module that
+ * chooses adapters (DESIGN).
+ */
 export interface Runtime {
   config: Readonly<Config>;
   bus: Bus;
@@ -71,8 +75,15 @@ export interface RuntimeOptions {
 }
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
-  const bus = await openBus(config, (message) => options.onError?.(new Error(message)));
+  // the layers in order: the store, the bus, then the engine on them
   const store = await openStore(config, (message) => options.onError?.(new Error(message)));
+  let bus: Bus;
+  try {
+    bus = await openBus(config, (message) => options.onError?.(new Error(message)));
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const sandbox = new IsolatedVmSandbox();
   const http = createOutboundClient({
     allowPrivateNetwork: config.allowPrivateNetwork,

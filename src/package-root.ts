@@ -3,7 +3,7 @@
  * not from a fixed number of `../`: the same module runs from `src/` under a TypeScript loader
  * (tests) and from `dist/src/` once compiled, one level deeper.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 function findRoot(from: URL): URL {
   let dir = new URL('./', from);
@@ -20,4 +20,14 @@ const ROOT = findRoot(new URL(import.meta.url));
 /** A file of the package, by its path from the package root (e.g. `examples/hello.json`). */
 export function packageFile(path: string): URL {
   return new URL(path, ROOT);
+}
+
+/** The package's version (package.json), `0.0.0` when it cannot be read. */
+export function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
 }

@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../config/load.js';
 import { AdminClient } from '../../src/server/admin-client.js';
 import { generateSecret } from '../../src/server/secrets-at-rest.js';
-import { startService } from '../../src/server/service.js';
+import { startService } from '../../src/compose.js';
 
 export interface ExecuteThroughput {
   /** requests/s of `ctx.body = { ok: true }` on a bare Koa app */

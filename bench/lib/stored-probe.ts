@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../config/load.js';
 import { AdminClient } from '../../src/server/admin-client.js';
 import { generateSecret } from '../../src/server/secrets-at-rest.js';
-import { startService, type Service } from '../../src/server/service.js';
+import { startService, type Service } from '../../src/compose.js';
 import { SCENARIO_INPUT, SCENARIOS, scenarioWorkflows, type ScenarioKey } from './scenarios.js';
 
 export interface StoredBytes {

@@ -1,6 +1,6 @@
-import { hash } from 'node:crypto';
 import { z } from 'zod';
 import { TroupeError } from '../errors.js';
+import { idempotencyKeyOf } from '../model/block-run.js';
 import { hasPlaceholder } from '../model/ref-parse.js';
 import { MAX_TIMER_MS } from '../model/schema.js';
 import type { AttemptInfo, OutboundRequest, OutboundResult } from '../outbound/types.js';
@@ -164,16 +164,6 @@ export function toOutboundRequest(config: ApiConfig): OutboundRequest {
   };
   if (config.body !== undefined) request.body = config.body;
   return request;
-}
-
-/**
- * A UUID-shaped key from the block run's name: the same for every attempt of the run, for its
- * whole-block retries, and for its run again after a crash resumed the execution, so a server
- * that honours Idempotency-Key applies the request once. Distinct per execution and iteration.
- */
-export function idempotencyKeyOf(runKey: string): string {
-  const h = hash('sha256', `troupe-idempotency|${runKey}`, 'hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /** The `error` output of a response ≥ 400 (SPEC §3 shape). */

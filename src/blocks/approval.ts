@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { localRunKey } from '../model/block-run.js';
 import { TroupeError } from '../errors.js';
 import { starterConfigSchema } from './starter.js';
 import type { ApprovalState, BlockResult, BlockRunContext, BlockType } from './types.js';
@@ -16,8 +17,7 @@ export const approvalConfigSchema = z.object({
 export type ApprovalConfig = z.infer<typeof approvalConfigSchema>;
 
 function keyOf(ctx: BlockRunContext<ApprovalConfig>): string {
-  const key = ctx.runKey ?? ctx.block.id;
-  return key.startsWith(`${ctx.executionId}|`) ? key.slice(ctx.executionId.length + 1) : key;
+  return localRunKey(ctx.executionId, ctx.runKey, ctx.block.id);
 }
 
 function outcome(ctx: BlockRunContext<ApprovalConfig>, state: ApprovalState): BlockResult {

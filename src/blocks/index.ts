@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CAPABILITIES, capabilitiesOf, isEntry } from '../model/capabilities.js';
 import { isWholePlaceholder, parseReference } from '../model/ref-parse.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../model/limits.js';
 import type { BlockTypeInfo, BlockTypeRegistry } from '../model/types.js';
@@ -38,6 +39,24 @@ export const blockTypes: Record<string, AnyBlockType> = {
   approval: approvalBlock,
   workflow: workflowBlock,
 };
+
+/**
+ * Where the registry and src/model/capabilities.ts disagree: a type registered without declared
+ * capabilities, capabilities declared for no registered type, or a container flag that differs.
+ */
+export function capabilityMismatches(types: Readonly<Record<string, AnyBlockType>> = blockTypes): string[] {
+  const out: string[] = [];
+  for (const [name, type] of Object.entries(types)) {
+    if (!Object.hasOwn(CAPABILITIES, name)) out.push(`block type "${name}" has no capabilities declared in src/model/capabilities.ts`);
+    else if (capabilitiesOf(name).contains !== isContainerType(type)) out.push(`block type "${name}": contains children in one of the registry and capabilities.ts only`);
+  }
+  for (const name of Object.keys(CAPABILITIES)) if (!Object.hasOwn(types, name)) out.push(`capabilities declared for "${name}", which is no registered block type`);
+  return out;
+}
+
+// a disagreement is a programming error: it must stop the process before it runs anything
+const mismatches = capabilityMismatches();
+if (mismatches.length > 0) throw new Error(`block registry: ${mismatches.join('; ')}`);
 
 /**
  * What the pure model needs to validate workflows: the block types seen through BlockTypeInfo,
@@ -83,7 +102,7 @@ function judgeConfig(type: AnyBlockType, config: unknown): Judged {
  */
 function mayWait(type: AnyBlockType, config: unknown, issue: z.core.$ZodIssue): boolean {
   const top = issue.path[0];
-  if (type.type === 'starter' || typeof top !== 'string') return false;
+  if (isEntry(type.type) || typeof top !== 'string') return false;
   if (type.codeFields?.includes(top) === true || type.literalFields?.includes(top) === true) return false;
   const value = valueAt(config, issue.path);
   if (typeof value !== 'string' || !isWholePlaceholder(value)) return false;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { localRunKey } from '../model/block-run.js';
 import { TroupeError } from '../errors.js';
 import { DAY_MS, DEFAULT_MAX_WAIT_DAYS, waitDue } from '../model/wait.js';
 import { isWholePlaceholder } from '../model/ref-parse.js';
@@ -39,8 +40,7 @@ export type WaitConfig = z.infer<typeof waitConfigSchema>;
 
 /** The block run's name within its execution (scope and block id), the wait's key in the store. */
 function waitKey(ctx: BlockRunContext<WaitConfig>): string {
-  const key = ctx.runKey ?? ctx.block.id;
-  return key.startsWith(`${ctx.executionId}|`) ? key.slice(ctx.executionId.length + 1) : key;
+  return localRunKey(ctx.executionId, ctx.runKey, ctx.block.id);
 }
 
 /**

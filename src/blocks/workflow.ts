@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { localRunKey } from '../model/block-run.js';
 import { TroupeError } from '../errors.js';
 import { PARKED, type BlockRunContext, type BlockType } from './types.js';
 
@@ -14,8 +15,7 @@ export const workflowConfigSchema = z.object({
 export type WorkflowConfig = z.infer<typeof workflowConfigSchema>;
 
 function keyOf(ctx: BlockRunContext<WorkflowConfig>): string {
-  const key = ctx.runKey ?? ctx.block.id;
-  return key.startsWith(`${ctx.executionId}|`) ? key.slice(ctx.executionId.length + 1) : key;
+  return localRunKey(ctx.executionId, ctx.runKey, ctx.block.id);
 }
 
 /** How deep this execution is in a chain of workflow blocks (0 for one no block started). */

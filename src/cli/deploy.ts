@@ -1,7 +1,8 @@
 import { loadConfig } from '../../config/load.js';
 import { isTroupeError } from '../errors.js';
+import { isEntry } from '../model/capabilities.js';
 import { AdminApiError, AdminClient } from '../server/admin-client.js';
-import { curlExecute } from '../server/demo.js';
+import { curlExecute } from './demo.js';
 import { adminTokenPath, readSecretFile } from '../server/secrets-at-rest.js';
 import { serviceUrl } from '../server/urls.js';
 import { commandLine } from './args.js';
@@ -92,7 +93,7 @@ const SAMPLE: Record<string, unknown> = { string: 'text', number: 1, boolean: tr
 /** An input the starter accepts, so the printed curl line works as pasted. */
 function sampleInput(doc: unknown): Record<string, unknown> {
   const blocks = (doc as { blocks?: unknown } | null)?.blocks;
-  const starter = Array.isArray(blocks) ? (blocks as { type?: unknown; config?: unknown }[]).find((b) => b?.type === 'starter') : undefined;
+  const starter = Array.isArray(blocks) ? (blocks as { type?: unknown; config?: unknown }[]).find((b) => typeof b?.type === 'string' && isEntry(b.type)) : undefined;
   const fields = (starter?.config as { inputFormat?: unknown } | undefined)?.inputFormat;
   const input: Record<string, unknown> = {};
   if (!Array.isArray(fields)) return input;

@@ -1,4 +1,4 @@
-import { logKey } from '../runtime/execution-state.js';
+import { logKey } from '../model/block-run.js';
 import type { ExecutionEvent, ExecutionResult, IterationRef } from '../runtime/types.js';
 
 const MARK: Record<string, string> = {

@@ -1,8 +1,8 @@
 import { loadConfig } from '../../config/load.js';
-import { runDemo } from '../server/demo.js';
+import { runDemo } from './demo.js';
 import { commandLine } from './args.js';
 import { createServiceLogger } from '../server/logger.js';
-import { startService, type Service } from '../server/service.js';
+import { startService, type Service } from '../compose.js';
 
 const out = (line: string): void => {
   process.stdout.write(line + '\n');

@@ -1,4 +1,5 @@
 /** Response shapes: what the store and the engine hold, as the SPEC shows it to clients. */
+import { topLevelRunKey } from '../model/block-run.js';
 import type { ExecutionResult, WaitingEntry } from '../runtime/types.js';
 import type { ExecutionDetail } from '../service/executions.js';
 import type { ExecutionRecord, StoredWorkflow } from '../store/types.js';
@@ -23,7 +24,7 @@ export function executionView(r: ExecutionDetail, links?: { linkFor(executionId:
   const view: Record<string, unknown> = { ...executionSummary(r), context: r.context ?? null, logs: r.logs.map(publicLog) };
   if (r.status !== 'waiting') return view;
   const waiting = ((r.context as { waiting?: unknown } | null | undefined)?.waiting ?? []) as WaitingEntry[];
-  view['waiting'] = waiting.map((w) => (w.kind === 'approval' && links !== undefined ? { ...w, approveUrl: links.linkFor(r.id, `root|${w.blockId}`, w.since) } : w));
+  view['waiting'] = waiting.map((w) => (w.kind === 'approval' && links !== undefined ? { ...w, approveUrl: links.linkFor(r.id, topLevelRunKey(w.blockId), w.since) } : w));
   return view;
 }
 

@@ -2,29 +2,25 @@ import type { RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/load.js';
 import type { Bus } from '../bus/types.js';
-import type { BlockTypeRegistry } from '../model/types.js';
-import type { Engine } from '../engine/engine.js';
-import type { Mailer } from '../service/mailer.js';
-import type { Store } from '../store/types.js';
+import type { AppMetrics } from './metrics.js';
+import type { ConsoleSessions } from './console-sessions.js';
 
-/** What createApp needs; `troupe serve` (src/main.ts) builds it, tests build their own. */
-export interface AppDeps {
+/**
+ * What createApp needs besides the services: the settings, and the HTTP layer's own parts that
+ * the composition root (src/compose.ts) builds, since the services report to them (metrics).
+ */
+export interface AppOptions {
   config: Readonly<Config>;
-  store: Store;
-  bus: Bus;
-  engine: Engine;
-  registry: BlockTypeRegistry;
   logger: Logger;
   /** the admin bearer token in force (from env, or generated into the data dir) */
   adminToken: string;
-  /** the key that encrypts secrets at rest (from env, or generated into the data dir) */
-  secretKey: string;
-  /** where chat sign-in codes are sent (default: the log) */
-  mailer?: Mailer;
-  /** injected clock for rate limits and timestamps */
-  now?: () => number;
-  /** how often an event stream polls the store for an execution running elsewhere (ms, default 250) */
-  eventPollMs?: number;
+  /** what /readyz checks besides the store */
+  bus: Bus;
+  metrics: AppMetrics;
+  /** the console's sign-in sessions */
+  sessions: ConsoleSessions;
+  /** the package version the system routes report */
+  version: string;
   /** the built console (default: the package's dist/console, built by `make setup`) */
   consoleDir?: string;
   /** how long /readyz waits for the store and the bus (ms, default 2000) */

@@ -5,6 +5,7 @@
  * one place the rule is written: a live run asks it at each settle (actors/execution.ts), a
  * resumed run asks it for the blocks its interrupted run had settled (actors/resume.ts).
  */
+import { responds } from './capabilities.js';
 import type { CompiledWorkflow } from './compiled.js';
 
 export interface ExecutionError {
@@ -47,7 +48,7 @@ export function decideEnd(workflow: CompiledWorkflow, s: SettledFact, allSettled
   if (s.iteration === null && s.status === 'failed' && !s.errorHandled && workflow.blocks.has(s.blockId)) {
     return { type: 'BLOCK.FAILED', error: executionError(s.error, s.blockId) };
   }
-  if (s.status === 'completed' && workflow.blocks.get(s.blockId)?.type === 'response') {
+  if (s.status === 'completed' && responds(workflow.blocks.get(s.blockId)?.type)) {
     return { type: 'BLOCK.RESPONDED', response: asResponse(s.output ?? {}) };
   }
   return allSettled ? ALL_SETTLED : null;

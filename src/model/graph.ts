@@ -5,6 +5,7 @@
  * Naming: the starter's `normName` is always `start` (it is read as `<start.x>` and its output
  * travels under that name); every other block keeps its normalized name.
  */
+import { isEntry } from './capabilities.js';
 import { carrySets, computeNeeds } from './carry.js';
 import { normalizeName } from './names.js';
 import { findSecretNames } from './secrets.js';
@@ -39,7 +40,7 @@ function makeBlock(def: BlockDef, index: number, names: ReadonlySet<string>): Co
     id: def.id,
     type: def.type,
     name: def.name,
-    normName: def.type === 'starter' ? 'start' : normalizeName(def.name),
+    normName: isEntry(def.type) ? 'start' : normalizeName(def.name),
     config: def.config,
     index,
     ...(def.parent === undefined ? {} : { parent: def.parent }),
@@ -79,7 +80,7 @@ export function compileWorkflow(def: WorkflowDef, registry: BlockTypeRegistry): 
   }
   const byName = new Map<string, string>();
   for (const block of blocks.values()) byName.set(block.normName, block.id);
-  const starter = [...blocks.values()].find((b) => b.type === 'starter');
+  const starter = [...blocks.values()].find((b) => isEntry(b.type));
   computeNeeds(blocks, byName);
   return {
     ...(def.id === undefined ? {} : { id: def.id }),

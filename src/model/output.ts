@@ -1,8 +1,9 @@
 /** Final output selection (SPEC §2). Response blocks end the execution first: the runtime's job. */
+import { responds } from './capabilities.js';
 import type { CompiledWorkflow } from './compiled.js';
 
 export function isResponseBlock(block: { type: string }): boolean {
-  return block.type === 'response';
+  return responds(block.type);
 }
 
 /** Top-level blocks with no outgoing connection, definition order. */

@@ -5,6 +5,7 @@
  * whose value is an ordinary word ("completed", "result") must not reshape a record that
  * clients and the runtime itself read back (an execution's status, a log's fields).
  */
+import { capabilitiesOf } from './capabilities.js';
 import { isPlainObject } from './json.js';
 
 export const REDACTED = '***';
@@ -71,16 +72,12 @@ const OWN_VALUES: ReadonlySet<string> = new Set([
 ]);
 /** Fields whose values are more of Troupe's objects, or lists of them: their field names are kept too. */
 const OWN_OBJECTS: ReadonlySet<string> = new Set(['error', 'toolCalls', 'memories', 'issues']);
-/**
- * Outputs that spread data among their own fields: the starter spreads its input's fields, an
- * agent with a response format the fields of the model's JSON answer. Those are user data, keys
- * included; the type's own fields (and `error`, the output of a failure taken by an error
- * connection) are Troupe's.
+/*
+ * Outputs that spread data among their own fields (capabilities.ts `ownOutputFields`: the
+ * starter spreads its input's fields, an agent with a response format the fields of the model's
+ * JSON answer) hold user data, keys included; the type's own fields (and `error`, the output of
+ * a failure taken by an error connection) are Troupe's.
  */
-const SPREAD_OUTPUTS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  ['starter', new Set(['input', 'trigger', 'conversationId', 'error'])],
-  ['agent', new Set(['content', 'model', 'tokens', 'toolCalls', 'error'])],
-]);
 
 function redactOwn(obj: Record<string, unknown>, pattern: RegExp, typeOf: TypeOfName | undefined, container: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -111,10 +108,11 @@ function redactIteration(result: unknown, pattern: RegExp, typeOf: TypeOfName | 
 }
 
 function redactBlockOutput(output: Record<string, unknown>, pattern: RegExp, type: string | undefined, typeOf: TypeOfName | undefined): Record<string, unknown> {
-  const own = type === undefined ? undefined : SPREAD_OUTPUTS.get(type);
-  if (own === undefined) return redactOwn(output, pattern, typeOf, type === 'loop' || type === 'parallel');
+  const caps = capabilitiesOf(type);
+  const own = caps.ownOutputFields;
+  if (own === null) return redactOwn(output, pattern, typeOf, caps.contains);
   // a chat's or a webhook's input has Troupe's fields (`message`, `body`, ...): so has the starter's output then
-  const triggerType = type === 'starter' && isPlainObject(output['trigger']) ? output['trigger']['type'] : undefined;
+  const triggerType = caps.entry && isPlainObject(output['trigger']) ? output['trigger']['type'] : undefined;
   const shaped = typeof triggerType === 'string' && TRIGGER_INPUTS.has(triggerType);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(output)) {

@@ -22,6 +22,7 @@
  * - a first segment ending in `[n]` groups may be a name (`Step [2]`) or a name and an index
  *   (`items[0]`): the longest reading that names a block wins, else the index reading.
  */
+import { isEntry } from './capabilities.js';
 import { MAX_NAME_LENGTH, normalizeName } from './names.js';
 import { forEachString, type PathSegment } from './json.js';
 
@@ -251,7 +252,7 @@ export function classifyReference(ref: ParsedRef, blockNames: ReadonlySet<string
  */
 export function referenceableNames(blocks: readonly { normName: string; def: { type: string } }[]): Set<string> {
   const names = new Set<string>(['start']);
-  for (const b of blocks) if (b.def.type !== 'starter') names.add(b.normName);
+  for (const b of blocks) if (!isEntry(b.def.type)) names.add(b.normName);
   return names;
 }
 

@@ -56,8 +56,6 @@ export interface WorkflowDef {
   triggers?: TriggerDef[];
 }
 
-/** Block types the model must know about without importing src/blocks. */
-export const CONTAINER_TYPES = ['loop', 'parallel'] as const;
 export const RESERVED_NAMES = ['start', 'loop', 'parallel', 'variable', 'env'] as const;
 
 /** What validation needs to know about each block type (supplied by src/blocks/index.ts). */

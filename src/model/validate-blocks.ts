@@ -1,9 +1,8 @@
 /** Per-block rules (SPEC §1, §1.1): ids, names, types, configs, the starter, containers. */
+import { containerTypes, contains, isEntry } from './capabilities.js';
 import { normalizeName } from './names.js';
-import { CONTAINER_TYPES, RESERVED_NAMES } from './types.js';
+import { RESERVED_NAMES } from './types.js';
 import type { BlockEntry, ValidationContext } from './validate-context.js';
-
-const isContainerType = (type: string): boolean => (CONTAINER_TYPES as readonly string[]).includes(type);
 
 function checkIdsAndNames(ctx: ValidationContext): void {
   const names = new Map<string, BlockEntry>();
@@ -13,7 +12,7 @@ function checkIdsAndNames(ctx: ValidationContext): void {
     if (first !== entry) ctx.add(['blocks', index, 'id'], `duplicate block id "${def.id}" (first used by /blocks/${first?.index ?? '?'})`);
     if (/[.<>]/.test(def.name)) ctx.add(['blocks', index, 'name'], `block name "${def.name}" must not contain ".", "<" or ">"`);
     const norm = entry.normName;
-    if ((RESERVED_NAMES as readonly string[]).includes(norm) && !(norm === 'start' && def.type === 'starter')) {
+    if ((RESERVED_NAMES as readonly string[]).includes(norm) && !(norm === 'start' && isEntry(def.type))) {
       const why = norm === 'start' ? 'is reserved for the starter block' : 'is reserved';
       ctx.add(['blocks', index, 'name'], `block name "${def.name}" ${why}`);
       continue;
@@ -33,8 +32,8 @@ function checkParents(ctx: ValidationContext): void {
     if (parentId === entry.def.id) ctx.add(path, 'a block cannot be its own parent');
     else if (parent === undefined) {
       if (!ctx.rawIds.has(parentId)) ctx.add(path, `parent "${parentId}" is not a block of this workflow`);
-    } else if (!isContainerType(parent.def.type)) {
-      ctx.add(path, `parent "${parentId}" is a ${parent.def.type} block; only ${CONTAINER_TYPES.join(' and ')} blocks contain others`);
+    } else if (!contains(parent.def.type)) {
+      ctx.add(path, `parent "${parentId}" is a ${parent.def.type} block; only ${containerTypes().join(' and ')} blocks contain others`);
     } else if (wouldLoop(ctx, entry)) {
       ctx.add(path, `containers "${entry.def.id}" and "${parentId}" contain each other`);
     }
@@ -81,7 +80,7 @@ function checkTypesAndConfigs(ctx: ValidationContext): void {
 }
 
 function checkStarter(ctx: ValidationContext): void {
-  const starters = ctx.blocks.filter((b) => b.enabled && b.def.type === 'starter');
+  const starters = ctx.blocks.filter((b) => b.enabled && isEntry(b.def.type));
   ctx.starter = starters[0];
   if (starters.length === 0) ctx.add('/blocks', 'a workflow needs exactly one (enabled) starter block');
   for (const extra of starters.slice(1)) {

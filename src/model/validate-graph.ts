@@ -3,6 +3,7 @@
  * container boundary, nothing flows into the starter, and no cycles. Connections touching a
  * disabled block are dropped silently, like the block itself.
  */
+import { isEntry } from './capabilities.js';
 import type { ConnectionDef } from './types.js';
 import type { BlockEntry, ValidationContext } from './validate-context.js';
 
@@ -74,7 +75,7 @@ export function checkConnections(ctx: ValidationContext, connections: Connection
     const [from, to] = pair;
     if (!from.enabled || !to.enabled) continue;
     checkHandle(ctx, conn, from);
-    if (to.def.type === 'starter' && to === ctx.starter) {
+    if (isEntry(to.def.type) && to === ctx.starter) {
       ctx.add(['connections', conn.index, 'to'], 'the starter block cannot have incoming connections');
       continue;
     }

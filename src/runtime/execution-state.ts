@@ -1,5 +1,7 @@
+import { capabilitiesOf } from '../model/capabilities.js';
 import type { ErrorInfo } from '../errors.js';
 import { isoAt } from './iso.js';
+import { logKey } from '../model/block-run.js';
 import type { CompiledWorkflow } from '../model/graph.js';
 import { selectFinalOutput } from '../model/output.js';
 import { jsonBytes, summarised } from '../model/limits.js';
@@ -244,12 +246,6 @@ function insideContainer(containerId: string, iteration: IterationRef | null): (
   };
 }
 
-export function logKey(blockId: string, iteration: IterationRef | null): string {
-  let key = blockId;
-  for (let at: IterationRef | undefined = iteration ?? undefined; at !== undefined; at = at.outer) key += `@${at.container}#${at.index}`;
-  return key;
-}
-
 const iso = (ms: number | null): string | null => (ms === null ? null : isoAt(ms));
 
 export function startedLog(workflow: CompiledWorkflow, blockId: string, at: number, order: number, iteration: IterationRef | null): BlockLogEntry {
@@ -299,9 +295,8 @@ export function settledLog(workflow: CompiledWorkflow, report: Settled, previous
 
 export function decisionOf(blockType: string, output: Record<string, unknown> | null): string | null | undefined {
   if (output === null) return undefined;
-  if (blockType === 'condition') return (output['selectedBranch'] as string | null | undefined) ?? null;
-  if (blockType === 'router') return (output['selectedRoute'] as string | null | undefined) ?? null;
-  return undefined;
+  const route = capabilitiesOf(blockType).route;
+  return route === null ? undefined : ((output[route] as string | null | undefined) ?? null);
 }
 
 

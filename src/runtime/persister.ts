@@ -1,5 +1,5 @@
 import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, LogIdentity, ExecutionEvent as StoredEvent } from '../store/types.js';
-import { logKey } from './execution-state.js';
+import { logKey } from '../model/block-run.js';
 import { isoNow } from './iso.js';
 import type { BlockLogEntry, IterationRef } from './types.js';
 

@@ -1,5 +1,7 @@
+import { capabilitiesOf } from '../model/capabilities.js';
 import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInfo, WaitingInfo } from '../blocks/types.js';
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
+import { executionRunKey } from '../model/block-run.js';
 import type { CompiledBlock } from '../model/graph.js';
 import { forEachString } from '../model/json.js';
 import { isLimitCode } from '../model/limits.js';
@@ -283,7 +285,7 @@ function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, 
       return resolveValue(value, run.scope);
     },
     hasErrorConnection: run.block.hasErrorConnection,
-    runKey: `${run.executionId}|${run.runKey ?? run.block.id}`,
+    runKey: executionRunKey(run.executionId, run.runKey, run.block.id),
     // made when the block asks for it (see Cancellation)
     get signal() {
       return cancel.signal;
@@ -296,7 +298,7 @@ function makeContext(run: BlockRunInput, config: unknown, cancel: Cancellation, 
   };
   if (run.conversationId !== undefined) ctx.conversationId = run.conversationId;
   if (run.onWaiting !== undefined) ctx.onWaiting = run.onWaiting;
-  if (run.block.type === 'approval') ctx.connectedHandles = run.block.outgoing.map((c) => c.handle);
+  if (capabilitiesOf(run.block.type).readsConnections) ctx.connectedHandles = run.block.outgoing.map((c) => c.handle);
   return ctx;
 }
 

@@ -1,3 +1,4 @@
+import type { IterationPath } from '../model/block-run.js';
 import type { ResumePlan } from '../model/resume.js';
 import type { ExecutionError, ResponseOutput } from '../model/end.js';
 import type { Bus } from '../bus/types.js';
@@ -60,11 +61,7 @@ export interface WaitingEntry {
  * container, the iteration of the container around it (`outer`), so that the same block in
  * outer iteration 0 and outer iteration 1 has two logs, not one.
  */
-export interface IterationRef {
-  container: string;
-  index: number;
-  outer?: IterationRef;
-}
+export type IterationRef = IterationPath;
 
 /** One block log (SPEC §4.2): the store's shape, with the runtime's narrower field types. */
 export interface BlockLogEntry extends BlockLog {

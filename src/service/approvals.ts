@@ -4,6 +4,7 @@
  * block run under the service's secret key: the store keeps only its hash, and the admin's view
  * of the record derives the link again instead of reading it from anywhere.
  */
+import { topLevelRunKey } from '../model/block-run.js';
 import { createHash, createHmac } from 'node:crypto';
 import { checkStarterInput } from '../blocks/starter.js';
 import type { ApprovalPort, ApprovalState } from '../blocks/types.js';
@@ -67,7 +68,7 @@ export class ApprovalService implements ApprovalPort {
    * by whichever instance polls first; one kept in memory finds the decision itself.
    */
   async decide(rec: ExecutionRecord, blockId: string, body: { decision: 'approved' | 'rejected'; data?: unknown }, by: DecisionBy): Promise<void> {
-    const key = `root|${blockId}`;
+    const key = topLevelRunKey(blockId);
     const entry = await this.store.approvals.get(rec.id, key);
     if (entry === null || !this.open(entry) || (rec.status !== 'running' && rec.status !== 'waiting')) {
       throw new TroupeError('NOT_WAITING', `block ${blockId} of execution ${rec.id} is not waiting for a decision`, { details: { executionId: rec.id, blockId } });

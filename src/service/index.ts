@@ -21,6 +21,8 @@ import { WorkflowService } from './workflows.js';
 import { chainSecrets, envSecrets } from '../runtime/secrets.js';
 import { ApprovalService } from './approvals.js';
 import { ChildWorkflows } from './children.js';
+import { ClusterService } from './cluster.js';
+import { RerunService } from './rerun.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -42,6 +44,8 @@ export interface ServiceDeps {
   maxCallDepth?: number;
   /** where instances tell each other that keys or deployments changed (see LookupCache) */
   bus?: { bus: Bus; prefix: string };
+  /** this instance (TROUPE_INSTANCE_ID; generated when absent) and the version it runs */
+  instance: { id?: string | undefined; version: string };
 }
 
 export interface Services {
@@ -61,6 +65,9 @@ export interface Services {
   store: Store;
   approvals: ApprovalService;
   children: ChildWorkflows;
+  reruns: RerunService;
+  /** this instance among the service's (GET /api/cluster) */
+  cluster: ClusterService;
 }
 
 const DEFAULT_EXECUTION_TIMEOUT_MS = 300_000;
@@ -92,6 +99,7 @@ export function createServices(deps: ServiceDeps): Services {
     now,
     ...(deps.bus ? { bus: deps.bus } : {}),
   });
+  const executionTimeoutMs = deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS;
   return {
     cache,
     lookups,
@@ -109,12 +117,14 @@ export function createServices(deps: ServiceDeps): Services {
       registry: deps.registry,
       logger: deps.logger,
       now,
-      executionTimeoutMs: deps.executionTimeoutMs ?? DEFAULT_EXECUTION_TIMEOUT_MS,
+      executionTimeoutMs,
     }),
     store: deps.store,
     approvals: new ApprovalService(deps.store, deps.secretKey, now),
     children: new ChildWorkflows(deps.store, executions, deployments, cache, deps.maxCallDepth ?? 10),
     chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now }),
+    reruns: new RerunService({ store: deps.store, cache, executions, executionTimeoutMs }),
+    cluster: new ClusterService({ instanceId: deps.instance.id, version: deps.instance.version, running: () => deps.engine.inflight, ...(deps.now ? { now: deps.now } : {}) }),
     chat: new ChatService({
       store: deps.store, logger: deps.logger, now, secretKey: deps.secretKey, mailer: deps.mailer ?? logMailer(deps.logger),
     }),

@@ -1,6 +1,7 @@
 /** Workflows CRUD with versions (SPEC §4.1): validated on every write, ids generated when absent. */
 import { randomUUID } from 'node:crypto';
 import { ValidationError, type ValidationIssue } from '../errors.js';
+import { capabilitiesOf } from '../model/capabilities.js';
 import type { BlockTypeRegistry, WorkflowDef } from '../model/types.js';
 import { isWholePlaceholder } from '../model/ref-parse.js';
 import { loadWorkflow } from '../runtime/workflows.js';
@@ -20,7 +21,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 async function checkCalledWorkflows(store: Store, def: WorkflowDef): Promise<void> {
   const issues: ValidationIssue[] = [];
   for (const [index, block] of def.blocks.entries()) {
-    const called = block.type === 'workflow' ? (block.config as { workflowId?: unknown } | undefined)?.workflowId : undefined;
+    const called = capabilitiesOf(block.type).startsWorkflow ? (block.config as { workflowId?: unknown } | undefined)?.workflowId : undefined;
     if (typeof called !== 'string' || isWholePlaceholder(called) || called === def.id) continue;
     if ((await store.workflows.get(called)) === null) issues.push({ path: `/blocks/${index}/config/workflowId`, message: `workflow "${called}" does not exist` });
   }

@@ -84,21 +84,6 @@ export function fromJson(text: string | null | undefined): unknown {
   return text === null || text === undefined ? null : JSON.parse(text);
 }
 
-/** Same key for equal iterations whatever their key order: part of a log's identity. */
-export function iterationKey(iteration: unknown): string {
-  if (iteration === null || iteration === undefined) return '';
-  return JSON.stringify(sortKeys(iteration));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
-    return out;
-  }
-  return value;
-}
 
 /** The stored form of a log: every field present, timestamps normalized. */
 export function normalizeLog(log: BlockLog): BlockLog {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { idempotencyKeyOf } from '../../src/blocks/api.js';
+import { idempotencyKeyOf } from '../../src/model/block-run.js';
 import { createOutboundClient } from '../../src/outbound/client.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { systemClock } from '../../src/runtime/clock.js';

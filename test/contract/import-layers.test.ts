@@ -53,6 +53,17 @@ describe('lint: imports follow the layer order', () => {
     expect(check(root).status).to.equal(0);
   });
 
+  it('refuses src/http importing the composition root (createApp is given its services)', () => {
+    const root = tree({
+      'src/compose.ts': "export const services = 1;\n",
+      'src/http/app.ts': "import { services } from '../compose.js';\nexport const app = services;\n",
+    });
+    roots.push(root);
+    const r = check(root);
+    expect(r.status).to.equal(1);
+    expect(r.out).to.match(/layer order.*src\/http\/app\.ts imports src\/compose\.ts/);
+  });
+
   it('passes on this repository', () => {
     const r = check(process.cwd());
     expect(r.status, r.out).to.equal(0);

@@ -9,9 +9,8 @@ import request from 'supertest';
 import type { Config } from '../../config/load.js';
 import { loadConfig } from '../../config/load.js';
 import { MemoryBus } from '../../src/bus/memory.js';
-import { buildApp, type TroupeApp } from '../../src/http/app.js';
+import { composeApp, type AppDeps, type ComposedApp } from '../../src/compose.js';
 import type { Mailer } from '../../src/service/mailer.js';
-import type { AppDeps } from '../../src/http/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { storeSecretSource } from '../../src/service/index.js';
@@ -37,7 +36,7 @@ export interface HarnessOptions {
   logger?: Logger;
 }
 
-export interface Harness extends TroupeApp {
+export interface Harness extends ComposedApp {
   store: Store;
   bus: MemoryBus;
   engine: Engine;
@@ -90,9 +89,9 @@ export function otherProcess(h: Harness, opts: { bus?: MemoryBus; now?: () => nu
 }
 
 /** The same as otherProcess, with its services (its scheduler, its webhook sweep). */
-export function otherInstance(h: Harness, opts: { bus?: MemoryBus; now?: () => number } = {}): TroupeApp {
+export function otherInstance(h: Harness, opts: { bus?: MemoryBus; now?: () => number } = {}): ComposedApp {
   const bus = opts.bus ?? h.bus;
-  return buildApp(appDeps(Object.freeze(loadConfig({})), h.store, bus, harnessEngine(h.store, bus), opts.now));
+  return composeApp(appDeps(Object.freeze(loadConfig({})), h.store, bus, harnessEngine(h.store, bus), opts.now));
 }
 
 export function makeHarness(opts: HarnessOptions = {}): Harness {
@@ -101,7 +100,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
   const bus = new MemoryBus();
   const engine = harnessEngine(store, bus, opts.executionTimeoutMs, opts.redact);
   const deps = appDeps(config, store, bus, engine, opts.now, opts.mailer, opts.logger);
-  const built = buildApp(opts.consoleDir === undefined ? deps : { ...deps, consoleDir: opts.consoleDir });
+  const built = composeApp(opts.consoleDir === undefined ? deps : { ...deps, consoleDir: opts.consoleDir });
   const http = request(built.app.callback());
   return {
     ...built,

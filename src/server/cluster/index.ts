@@ -8,7 +8,9 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config/load.js';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../../model/lease.js';
-import type { Runtime } from '../../main.js';
+import type { BlockTypeRegistry } from '../../model/types.js';
+import type { Store } from '../../store/types.js';
+import type { TrackedEngine } from '../tracked-engine.js';
 import type { ClusterService } from '../../service/cluster.js';
 import type { ExecutionService } from '../../service/executions.js';
 import type { ScheduleService } from '../../service/schedules.js';
@@ -41,9 +43,18 @@ export interface ClusterMember {
   close(): Promise<void>;
 }
 
+/** What of the process's runtime (src/main.ts) an instance's part in a cluster works on. */
+export interface ClusterRuntime {
+  store: Store;
+  engine: TrackedEngine;
+  registry: BlockTypeRegistry;
+  /** refuses every further record write of these executions (handed over to another instance) */
+  fence(ids: Iterable<string>): void;
+}
+
 export interface JoinOptions {
   config: Readonly<Config>;
-  runtime: Runtime;
+  runtime: ClusterRuntime;
   cluster: ClusterService;
   executions: ExecutionService;
   webhooks: WebhookService;

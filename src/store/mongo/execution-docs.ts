@@ -1,6 +1,7 @@
 /** Document ⇄ record mapping for executions, block logs and events. */
+import { iterationKeyOf } from '../../model/block-run.js';
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
-import { contextText, fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
+import { contextText, fromJson, iso, isoOrNull, normalizeLog, toJson } from '../shared.js';
 import type { BlockLog, BoundaryBatch, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
 import type { BlockLogDoc, EventDoc, ExecutionDoc } from './collections.js';
 import { checkDocumentSize } from './errors.js';
@@ -65,7 +66,7 @@ export function patchFields(patch: ExecutionPatch): Partial<ExecutionDoc> {
 
 export function logDoc(executionId: string, log: BlockLog): BlockLogDoc {
   return {
-    executionId, blockId: log.blockId, iterationKey: iterationKey(log.iteration), order: log.order,
+    executionId, blockId: log.blockId, iterationKey: iterationKeyOf(log.iteration), order: log.order,
     status: log.status, body: toJson(normalizeLog(log)),
   };
 }
@@ -97,7 +98,7 @@ export function boundaryWrites(id: string, batch: BoundaryBatch, now: () => stri
   const set = batch.patch ? patchFields(batch.patch) : {};
   checkDocumentSize(set, `the update of execution ${id}`);
   const logOps: AnyBulkWriteOperation<BlockLogDoc>[] = (batch.dropLogs ?? []).map((drop) => ({
-    deleteOne: { filter: { executionId: id, blockId: drop.blockId, iterationKey: iterationKey(drop.iteration) } },
+    deleteOne: { filter: { executionId: id, blockId: drop.blockId, iterationKey: iterationKeyOf(drop.iteration) } },
   }));
   for (const log of batch.logs ?? []) {
     const doc = logDoc(id, log);

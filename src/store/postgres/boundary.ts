@@ -5,8 +5,9 @@
  * handful of round trips whatever its size. Items are built (and JSON-encoded) before the
  * transaction opens: a value that cannot be encoded fails its item before anything is written.
  */
+import { iterationKeyOf } from '../../model/block-run.js';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, conflict, contextText, iso, iterationKey, normalizeLog, notFound, toJson } from '../shared.js';
+import { checkBatch, conflict, contextText, iso, normalizeLog, notFound, toJson } from '../shared.js';
 import type { BoundaryBatch, Now } from '../types.js';
 import { pgExecutionRow, pgPatchColumns } from './rows.js';
 import type { PgExecutionRow } from './rows.js';
@@ -44,7 +45,7 @@ export function itemWrites(id: string, batch: BoundaryBatch, now: Now): ItemWrit
   checkBatch(id, batch);
   const logs = new Map<string, ItemWrites['logs'][number]>();
   for (const log of batch.logs ?? []) {
-    const key = iterationKey(log.iteration);
+    const key = iterationKeyOf(log.iteration);
     // a key given twice keeps its last value, as two upserts in a row would
     logs.delete(`${log.blockId}\u0000${key}`);
     logs.set(`${log.blockId}\u0000${key}`, [log.blockId, key, log.order, log.status, toJson(normalizeLog(log))]);
@@ -56,7 +57,7 @@ export function itemWrites(id: string, batch: BoundaryBatch, now: Now): ItemWrit
     create: batch.create === undefined ? null : pgExecutionRow(batch.create, iso(batch.create.createdAt ?? now().toISOString())),
     guard: batch.guard === undefined ? null : { status: batch.guard.status, context: contextText(batch.guard.context) },
     patch: batch.patch ? pgPatchColumns(batch.patch) : [],
-    drops: (batch.dropLogs ?? []).map((d) => [d.blockId, iterationKey(d.iteration)]),
+    drops: (batch.dropLogs ?? []).map((d) => [d.blockId, iterationKeyOf(d.iteration)]),
     logs: [...logs.values()],
     events: [...events.values()],
   };

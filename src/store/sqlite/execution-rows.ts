@@ -1,5 +1,6 @@
 /** Row ⇄ record mapping for executions, block logs and events. */
-import { contextText, fromJson, iso, isoOrNull, iterationKey, normalizeLog, toJson } from '../shared.js';
+import { iterationKeyOf } from '../../model/block-run.js';
+import { contextText, fromJson, iso, isoOrNull, normalizeLog, toJson } from '../shared.js';
 import type { BlockLog, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';
 
 export interface ExecutionRow {
@@ -60,7 +61,7 @@ export function patchColumns(patch: ExecutionPatch): [Column, string | number | 
 
 /** A log is stored whole as JSON; key columns beside it give identity and order. */
 export function logRow(executionId: string, log: BlockLog): unknown[] {
-  return [executionId, log.blockId ?? null, iterationKey(log.iteration), log.order, log.status ?? null, toJson(normalizeLog(log))];
+  return [executionId, log.blockId ?? null, iterationKeyOf(log.iteration), log.order, log.status ?? null, toJson(normalizeLog(log))];
 }
 
 /** The events of one boundary batch as one row: `body` is a JSON array of `{ seq, event, data, at }`. */

@@ -1,6 +1,7 @@
+import { iterationKeyOf } from '../../model/block-run.js';
 import type Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, iterationKey, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -193,7 +194,7 @@ export class SqliteExecutions implements ExecutionRepo {
     }
     const patch = batch.patch ? this.patchOp(id, batch.patch) : null;
     if (patch !== null) ops.push(patch);
-    for (const drop of batch.dropLogs ?? []) ops.push({ sql: DELETE_LOG, params: [id, drop.blockId, iterationKey(drop.iteration)] });
+    for (const drop of batch.dropLogs ?? []) ops.push({ sql: DELETE_LOG, params: [id, drop.blockId, iterationKeyOf(drop.iteration)] });
     for (const log of batch.logs ?? []) ops.push({ sql: UPSERT_LOG, params: logRow(id, log) });
     if (batch.events !== undefined && batch.events.length > 0) ops.push({ sql: UPSERT_EVENTS, params: eventBatchRow(id, batch.events) });
     return ops;

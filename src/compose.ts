@@ -1,27 +1,123 @@
 /**
- * One running service: config → secrets at rest → runtime → recovery → Koa app → node:http
- * server, and the orderly way back down. `troupe serve` and the HTTP benchmark both use it.
+ * The composition root: the one place that builds the layers, in their order, and starts the
+ * work in the background (docs/architecture.md "Layers"). One running service is: config →
+ * secrets at rest → store → bus → engine (openRuntime, src/main.ts) → services
+ * (composeServices) → recovery, the cluster, the waker → createApp(services) → node:http
+ * server → scheduler, retention, sweeps; and the orderly way back down. `troupe serve` and the
+ * HTTP benchmarks use startService; tests that need an app on their own engine use composeApp.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/load.js';
-import { TroupeError } from '../errors.js';
-import { buildApp } from '../http/app.js';
-import { answerClientErrors } from '../http/client-error.js';
-import { smtpMailer } from '../service/mailer.js';
-import { RetentionJob } from '../service/retention.js';
-import { openRuntime, type Runtime } from '../main.js';
-import { storeSecretSource, type Services } from '../service/index.js';
-import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
-import { lockDataDir } from './data-dir-lock.js';
-import { loadServiceSecrets, type ServiceSecrets } from './secrets-at-rest.js';
-import { serviceUrl } from './urls.js';
-import { Waker } from './waker.js';
-import { clustered, joinCluster, type ClusterMember } from './cluster/index.js';
+import type { Config } from '../config/load.js';
+import type { Bus } from './bus/types.js';
+import type { Engine } from './engine/engine.js';
+import { TroupeError } from './errors.js';
+import { createApp, type TroupeApp } from './http/app.js';
+import { answerClientErrors } from './http/client-error.js';
+import { ConsoleSessions } from './http/console-sessions.js';
+import { createMetrics, type AppMetrics } from './http/metrics.js';
+import type { AppOptions } from './http/types.js';
+import type { BlockTypeRegistry } from './model/types.js';
+import { packageVersion } from './package-root.js';
+import type { ClusterService } from './service/cluster.js';
+import { smtpMailer, type Mailer } from './service/mailer.js';
+import { RetentionJob } from './service/retention.js';
+import { openRuntime, type Runtime } from './main.js';
+import { createServices, storeSecretSource, type Services } from './service/index.js';
+import { recoverExecutions, type RecoveryDeps, type RecoveryReport } from './server/recovery.js';
+import { lockDataDir } from './server/data-dir-lock.js';
+import { loadServiceSecrets, type ServiceSecrets } from './server/secrets-at-rest.js';
+import type { Store } from './store/types.js';
+import { serviceUrl } from './server/urls.js';
+import { Waker } from './server/waker.js';
+import { clustered, joinCluster, type ClusterMember } from './server/cluster/index.js';
 
 /** On a shared store, how often unfinished records of dead instances are looked for. */
 const SHARED_SWEEP_MS = 60_000;
+
+/** What the services are built on: the runtime's parts and the settings (tests build their own engine). */
+export interface ServiceInputs {
+  config: Readonly<Config>;
+  store: Store;
+  bus: Bus;
+  engine: Engine;
+  registry: BlockTypeRegistry;
+  logger: Logger;
+  /** the key that encrypts secrets at rest (from env, or generated into the data dir) */
+  secretKey: string;
+  /** where chat sign-in codes are sent (default: the log) */
+  mailer?: Mailer;
+  /** injected clock for rate limits and timestamps */
+  now?: () => number;
+  /** how often an event stream polls the store for an execution running elsewhere (ms, default 250) */
+  eventPollMs?: number;
+}
+
+/** The services, and the HTTP layer's parts they report to or that outlive a request. */
+export interface Composed {
+  services: Services;
+  metrics: AppMetrics;
+  sessions: ConsoleSessions;
+  version: string;
+}
+
+/** The application services on a runtime, with the metrics that observe them. */
+export function composeServices(deps: ServiceInputs): Composed {
+  const { config } = deps;
+  const metrics = createMetrics();
+  const version = packageVersion();
+  const services = createServices({
+    store: deps.store, engine: deps.engine, registry: deps.registry, logger: deps.logger, secretKey: deps.secretKey,
+    maxInflight: config.maxInflight, keyRateLimit: config.keyRateLimit,
+    executionTimeoutMs: config.executionTimeoutMs, maxCallDepth: config.maxCallDepth,
+    ...(deps.mailer ? { mailer: deps.mailer } : {}),
+    observer: metrics.observer,
+    bus: { bus: deps.bus, prefix: config.busPrefix },
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.eventPollMs === undefined ? {} : { pollMs: deps.eventPollMs }),
+    instance: { id: config.instanceId, version },
+  });
+  metrics.trackInflight(() => services.executions.inflight);
+  const sessions = new ConsoleSessions(config.consoleSessionHours * 3_600_000, deps.now);
+  return { services, metrics, sessions, version };
+}
+
+/** What createApp is given besides the services. */
+function appOptions(composed: Composed, deps: Pick<ServiceInputs, 'config' | 'logger' | 'bus'> & AppExtras): AppOptions {
+  return {
+    config: deps.config, logger: deps.logger, adminToken: deps.adminToken, bus: deps.bus,
+    metrics: composed.metrics, sessions: composed.sessions, version: composed.version,
+    ...(deps.consoleDir === undefined ? {} : { consoleDir: deps.consoleDir }),
+    ...(deps.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: deps.readyTimeoutMs }),
+  };
+}
+
+interface AppExtras {
+  /** the admin bearer token in force (from env, or generated into the data dir) */
+  adminToken: string;
+  /** the built console (default: the package's dist/console) */
+  consoleDir?: string;
+  /** how long /readyz waits for the store and the bus (ms, default 2000) */
+  readyTimeoutMs?: number;
+}
+
+export type AppDeps = ServiceInputs & AppExtras;
+
+/** An app with the services and metrics behind it. */
+export interface ComposedApp extends TroupeApp {
+  services: Services;
+  metrics: AppMetrics;
+  /** this instance among the service's (GET /api/cluster) */
+  cluster: ClusterService;
+}
+
+/** Services, then the app on them: an app on a runtime built elsewhere (tests, a second instance). */
+export function composeApp(deps: AppDeps): ComposedApp {
+  const composed = composeServices(deps);
+  const { app, routes } = createApp(composed.services, appOptions(composed, deps));
+  return { app, routes, services: composed.services, metrics: composed.metrics, cluster: composed.services.cluster };
+}
 
 export interface ServiceOptions {
   logger: Logger;
@@ -68,17 +164,12 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
 async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readonly<Config>, options: ServiceOptions, release: () => void): Promise<Service> {
   const { logger } = options;
   try {
-    const { app, services, cluster, metrics } = buildApp({
-      config,
-      store: runtime.store,
-      bus: runtime.bus,
-      engine: runtime.engine,
-      registry: runtime.registry,
-      logger,
-      adminToken: secrets.adminToken.value,
-      secretKey: secrets.secretKey.value,
+    const composed = composeServices({
+      config, store: runtime.store, bus: runtime.bus, engine: runtime.engine, registry: runtime.registry, logger, secretKey: secrets.secretKey.value,
       ...(config.smtpUrl === undefined ? {} : { mailer: await smtpMailer(config.smtpUrl, config.smtpFrom) }),
     });
+    const { services, metrics } = composed;
+    const cluster = services.cluster;
     // a changed TROUPE_SECRET_KEY stops the start here, naming itself
     await services.secrets.checkKey();
     // before listening; through the execution service, so resumed runs are followed, cancelled and counted like any
@@ -94,6 +185,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
     const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, metrics: metrics.registry, start: launch, logger }) : undefined;
     const waker = waiting(runtime, logger, launch, member);
+    const { app } = createApp(services, appOptions(composed, { config, logger, bus: runtime.bus, adminToken: secrets.adminToken.value }));
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);
     const port = await listen(server, config);

@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { packageFile } from '../package-root.js';
-import { AdminClient } from './admin-client.js';
-import type { Service } from './service.js';
+import { AdminClient } from '../server/admin-client.js';
+import type { Service } from '../compose.js';
 
 export const DEMO_WORKFLOW_ID = 'hello';
 export const DEMO_INPUT = { input: { name: 'ada' } };

@@ -34,7 +34,7 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
     blockId: ctx.block.id,
     iteration: ctx.iteration,
     startedAt: ctx.startedAt,
-    endedAt: Date.now(),
+    endedAt: ctx.run.services.clock.now(),
     activated,
     status: 'skipped',
     input: null,

@@ -7,6 +7,7 @@ import type { AnyActorLogic } from 'xstate';
 import type { AnyBlockType } from '../src/blocks/types.js';
 import type { Bus } from '../src/bus/types.js';
 import type { ErrorInfo } from '../src/errors.js';
+import type { CancelTimer } from '../src/model/clock.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import type { InputState } from '../src/model/readiness.js';
 import type { IterationScope } from '../src/model/references.js';
@@ -55,7 +56,7 @@ export interface BlockContext extends BlockActorInput {
   /** a container's attempts so far (its block's `retry`) */
   attempts: number;
   /** a container's time limit (its block's `timeoutMs`) for the current attempt */
-  deadline: NodeJS.Timeout | null;
+  deadline: CancelTimer | null;
   /** what the container's current attempt holds of the execution's budget */
   claim: BudgetClaim | null;
 }

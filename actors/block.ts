@@ -151,7 +151,7 @@ function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome 
   const limit = context.block.timeoutMs;
   if (limit !== undefined) {
     const error = { code: 'BLOCK_TIMEOUT', message: `block "${context.block.name}" exceeded its ${limit} ms time limit` };
-    context.deadline = setTimeout(() => context.group.send(key, { type: 'CONTAINER.ABORT', error }), limit);
+    context.deadline = context.run.services.clock.setTimer(limit, () => context.group.send(key, { type: 'CONTAINER.ABORT', error }));
   }
   return null;
 }
@@ -185,13 +185,13 @@ function retriesLeft(context: BlockContext, code: string): boolean {
 }
 
 function clearDeadline(context: BlockContext): void {
-  if (context.deadline !== null) clearTimeout(context.deadline);
+  context.deadline?.();
   context.deadline = null;
 }
 
 function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
   const context = snapshot.context;
-  context.startedAt = Date.now();
+  context.startedAt = context.run.services.clock.now();
   context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt, iteration: context.iteration });
   if (!isContainerType(typeOf(context))) {
     startTask(context, scope.self);

@@ -4,6 +4,7 @@
  * without importing the machine.
  */
 import type { Bus, Subscription } from '../src/bus/types.js';
+import type { CancelTimer, Clock } from '../src/model/clock.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { ExecutionLimits } from '../src/model/limits.js';
 import type { ResumePlan } from '../src/model/resume.js';
@@ -55,6 +56,8 @@ export interface ExecutionActorInput {
 
 export interface ExecutionContext extends ExecutionActorInput {
   startedAt: number;
+  /** the engine's clock (its services'): every time the execution reads or waits for */
+  clock: Clock;
   /** every block actor of the execution, by inbox key */
   group: ActorGroup;
   /** ends with the execution: cancels running blocks */
@@ -70,8 +73,8 @@ export interface ExecutionContext extends ExecutionActorInput {
   reports: ReportQueue | null;
   /** the execution's one bus subscription (see openChannel), closed at the end */
   channel: Subscription | null;
-  /** the time limit (see startDeadline), cleared at the end */
-  deadline: NodeJS.Timeout | null;
+  /** cancels the time limit's timer (see startDeadline); called at the end */
+  deadline: CancelTimer | null;
   /** when the time limit falls while it runs (paused while only waiting blocks remain) */
   deadlineAt: number;
   /** blocks waiting (waiting.ts); null until one does */

@@ -5,7 +5,7 @@ import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import { ExecutionBudget } from '../src/runtime/budget.js';
 import { ROOT_SCOPE } from '../src/model/block-run.js';
 import { startDecision } from '../src/model/readiness.js';
-import { MAX_TIMER_MS } from '../src/model/schema.js';
+import type { CancelTimer } from '../src/model/clock.js';
 import { buildResult, ExecutionLedger, finalOutput, type ExecutionContextData } from '../src/runtime/execution-state.js';
 import type { ExecutionError, ExecutionResult } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic } from './block.js';
@@ -80,12 +80,13 @@ function openChannel(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): v
  */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
   releaseBlocks(context);
-  context.ledger.cancelRunning(Date.now());
+  context.ledger.cancelRunning(context.clock.now());
 }
 
 /** What ending and parking share: the timers, the subscription and the block actors go. */
 function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED): void {
-  if (context.deadline !== null) clearTimeout(context.deadline);
+  context.deadline?.();
+  context.deadline = null;
   clearWaiting(context);
   context.channel?.unsubscribe();
   context.reports?.drain();
@@ -109,18 +110,18 @@ function park({ context }: { context: ExecutionContext }): void {
 }
 
 /**
- * The execution's time limit as one plain timer sending TIMEOUT, not an XState `after`: a delayed
- * transition cost a scheduled-event entry, its key and its cancel action on every execution,
- * several percent of a short one's start.
+ * The execution's time limit as one plain timer on the execution's clock sending TIMEOUT, not an
+ * XState `after`: a delayed transition cost a scheduled-event entry, its key and its cancel action
+ * on every execution, several percent of a short one's start.
  */
-function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): NodeJS.Timeout {
-  ctx.deadlineAt = Date.now() + ctx.timeoutMs;
-  return setTimeout(() => self.send({ type: 'TIMEOUT' }), Math.min(ctx.timeoutMs, MAX_TIMER_MS));
+function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): CancelTimer {
+  ctx.deadlineAt = ctx.clock.now() + ctx.timeoutMs;
+  return ctx.clock.setTimer(ctx.timeoutMs, () => self.send({ type: 'TIMEOUT' }));
 }
 
 function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): void {
   const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
-  ctx.result = buildResult(base, { status, output, error, response: ctx.response, at: Date.now() });
+  ctx.result = buildResult(base, { status, output, error, response: ctx.response, at: ctx.clock.now() });
 }
 
 type Args<E extends ExecutionEventIn['type'] = ExecutionEventIn['type']> = { context: ExecutionContext; event: Extract<ExecutionEventIn, { type: E }> };
@@ -168,7 +169,8 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     resume: input.resume,
     limits: input.limits,
     parkAfterMs: input.parkAfterMs,
-    startedAt: input.startedAt ?? Date.now(),
+    startedAt: input.startedAt ?? input.blockRun.services.clock.now(),
+    clock: input.blockRun.services.clock,
     group: new ActorGroup(blockActorFailed(self)),
     cancel: new CancelScope(),
     budget: new ExecutionBudget(input.limits),

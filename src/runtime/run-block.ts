@@ -317,7 +317,7 @@ function bindCodeWithSecrets(source: string, run: BlockRunInput): { source: stri
   return bindCode(source, { ...run.scope, secrets: run.secrets });
 }
 
-/** The block's own `timeoutMs` bounds each attempt; the execution's signal bounds everything. */
+/** The block's own `timeoutMs` bounds each attempt (a timer on the services' clock); the execution's signal bounds everything. */
 async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, cancel: Cancellation): Promise<BlockResult> {
   if (cancel.aborted) throw new TroupeError('CANCELLED', 'block cancelled');
   const timeoutMs = run.block.timeoutMs;
@@ -326,18 +326,18 @@ async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, cancel
   const attempt = new AbortController();
   const onAbort = (): void => attempt.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
+  let cancelTimer: (() => void) | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    cancelTimer = run.services.clock.setTimer(timeoutMs, () => {
       const err = new TroupeError('BLOCK_TIMEOUT', `block "${run.block.name}" exceeded its ${timeoutMs} ms time limit`, { retryable: true });
       attempt.abort(err);
       reject(err);
-    }, timeoutMs);
+    });
   });
   try {
     return await Promise.race([run.type.run({ ...ctx, signal: attempt.signal }), timeout]);
   } finally {
-    clearTimeout(timer);
+    cancelTimer?.();
     signal.removeEventListener('abort', onAbort);
   }
 }

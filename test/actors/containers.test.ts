@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { forEachBus } from '../helpers/buses.js';
-import { resetProbe, runWorkflow, testEngine } from '../helpers/runtime.js';
+import { resetProbe, runSimulated, runWorkflow, testEngine } from '../helpers/runtime.js';
 
 interface B {
   id: string;
@@ -243,30 +243,31 @@ forEachBus('loop and parallel (SPEC §1.1)', (getBus) => {
   });
 
   it("a container's timeoutMs fails it with BLOCK_TIMEOUT and stops its running children; the error connection takes it", async () => {
-    const sleepy = { id: 'nap', type: 'function', name: 'nap', config: { code: 'await new Promise((r) => setTimeout(r, 150)); return 1;' } };
+    const nap = { id: 'nap', type: 'sleep', name: 'nap', config: { ms: 150, value: 1 } };
     const d = {
       id: 'timed', name: 'timed',
       blocks: [
         { id: 'start', type: 'starter', name: 'Start', config: {} },
         { id: 'lp', type: 'loop', name: 'lp', timeoutMs: 400, config: { kind: 'for', iterations: 20 } },
-        { ...sleepy, parent: 'lp' },
+        { ...nap, parent: 'lp' },
         { id: 'par', type: 'parallel', name: 'par', timeoutMs: 100, config: { kind: 'count', count: 2 } },
-        { ...sleepy, id: 'nap2', name: 'nap2', parent: 'par' },
+        { ...nap, id: 'nap2', name: 'nap2', parent: 'par' },
         { id: 'late', type: 'function', name: 'late', config: { code: 'return <par.error.code>;' } },
       ],
       connections: [{ from: 'start', to: 'lp' }, { from: 'start', to: 'par' }, { from: 'par', to: 'late', handle: 'error' }],
     };
-    const t0 = Date.now();
-    const { result, events } = await runWorkflow(testEngine(getBus()), d);
-    expect(Date.now() - t0).to.be.below(2500);
+    const { result, events, clock } = await runSimulated(getBus(), d);
     expect(result.status).to.equal('failed');
     expect(result.error).to.deep.include({ code: 'BLOCK_TIMEOUT', blockId: 'lp' });
+    expect(result.durationMs, 'the loop\'s limit, on the simulated clock').to.equal(400);
     const settled = (id: string) => events.find((e) => e.type.startsWith('block.') && e.type !== 'block.started' && (e.data as { blockId: string; iteration: unknown }).blockId === id && (e.data as { iteration: unknown }).iteration === null);
     expect(settled('par')?.data).to.deep.include({ status: 'failed', errorHandled: true, attempts: 1 });
     expect((settled('late')?.data as { output: unknown }).output).to.deep.equal({ result: 'BLOCK_TIMEOUT', stdout: '' });
-    // the loop ran a few iterations, not all 20
+    // the loop ran two 150 ms iterations before its 400 ms were up, and its third was stopped
     const naps = events.filter((e) => e.type === 'block.completed' && (e.data as { blockId: string }).blockId === 'nap').length;
-    expect(naps).to.be.within(1, 4);
+    expect(naps).to.equal(2);
+    expect(events.filter((e) => e.type === 'block.completed' && (e.data as { blockId: string }).blockId === 'nap2')).to.have.length(0);
+    expect(clock.pending, 'no timer left behind').to.equal(0);
   });
 
   it('children read blocks outside the container', async () => {

@@ -165,9 +165,32 @@ forEachBus('execution semantics (SPEC §2)', (getBus) => {
 
   it('enforces the execution time limit and cancels running blocks', async () => {
     const doc = wf([['start', 'starter'], ['slow', 'sleep', { ms: 10_000 }]], [['start', 'slow']]);
-    const { result } = await runSimulated(getBus(), doc, {}, { timeoutMs: 150 });
+    const { result, clock } = await runSimulated(getBus(), doc, {}, { timeoutMs: 150 });
     expect(result.status).to.equal('failed');
     expect(result.error?.code).to.equal('EXECUTION_TIMEOUT');
+    expect(result.durationMs).to.equal(150);
+    expect(clock.pending, 'the running block was cancelled, its sleep with it').to.equal(0);
+  });
+
+  it("a block's timeoutMs bounds each attempt and its retry waits its doubling backoff, all on the engine's clock", async () => {
+    const retry = { maxAttempts: 3, backoffMs: 100 };
+    const blocks = [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'slow', type: 'sleep', name: 'slow', timeoutMs: 50, retry, config: { ms: 1000 } },
+    ];
+    const timed = { id: 'timed', name: 'timed', blocks, connections: [{ from: 'start', to: 'slow' }] };
+    const { result, events, clock } = await runSimulated(getBus(), timed);
+    expect(result.error).to.deep.include({ code: 'BLOCK_TIMEOUT', blockId: 'slow' });
+    const slow = events.find((e) => e.type === 'block.failed' && e.data.blockId === 'slow');
+    expect(slow?.data).to.deep.include({ attempts: 3 });
+    // three 50 ms attempts, 100 then 200 ms apart
+    expect(result.durationMs).to.equal(3 * 50 + 100 + 200);
+    expect(clock.pending, 'no timer left behind').to.equal(0);
+
+    const failing = { ...timed, blocks: [blocks[0], { id: 'bad', type: 'fail', name: 'bad', retry, config: {} }], connections: [{ from: 'start', to: 'bad' }] };
+    const failed = await runSimulated(getBus(), failing);
+    expect(failed.result.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'bad' });
+    expect(failed.result.durationMs).to.equal(100 + 200);
   });
 
   it('can be cancelled', async () => {

@@ -125,6 +125,21 @@ export interface TestEngineOptions {
   clock?: Clock;
 }
 
+/** The store's calls take real time (its writer thread): a simulated clock waits for them too. */
+function executionsFor(clock: Clock, repo: ExecutionRepo): ExecutionRepo {
+  if (!(clock instanceof FakeClock)) return repo;
+  return new Proxy(repo, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const out: unknown = value.apply(target, args);
+        return out instanceof Promise ? clock.hold(out) : out;
+      };
+    },
+  });
+}
+
 /** The sandbox's calls take real time on its thread: a simulated clock must wait for them, not jump past them. */
 function sandboxFor(clock: Clock): Sandbox {
   const sandbox = sharedSandbox();
@@ -150,7 +165,7 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
       ...(opts.memory ? { memory: opts.memory } : {}),
     },
     secrets,
-    ...(opts.executions ? { executions: opts.executions } : {}),
+    ...(opts.executions ? { executions: executionsFor(opts.clock ?? systemClock, opts.executions) } : {}),
     busPrefix: 'troupetest',
     ...(opts.redact ? { redact: opts.redact } : {}),
     executionTimeoutMs: opts.executionTimeoutMs ?? 20_000,

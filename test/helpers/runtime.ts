@@ -123,6 +123,8 @@ export interface TestEngineOptions {
   limits?: Partial<ExecutionLimits>;
   /** the engine's clock (default the system clock); a FakeClock also hears of the sandbox's real work */
   clock?: Clock;
+  /** a wait falling due further away parks the execution (TROUPE_SYNC_WAIT_MS); absent: never parks */
+  parkAfterMs?: number;
 }
 
 /** The store's calls take real time (its writer thread): a simulated clock waits for them too. */
@@ -170,6 +172,7 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
     ...(opts.redact ? { redact: opts.redact } : {}),
     executionTimeoutMs: opts.executionTimeoutMs ?? 20_000,
     ...(opts.limits ? { limits: { ...DEFAULT_LIMITS, ...opts.limits } } : {}),
+    ...(opts.parkAfterMs === undefined ? {} : { parkAfterMs: opts.parkAfterMs }),
   }, opts.onError);
 }
 

@@ -1,13 +1,10 @@
-import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import type { ErrorInfo } from '../src/errors.js';
 import { isLimitCode } from '../src/model/limits.js';
 import { getOwn, hasOwn, setOwn } from '../src/model/own.js';
 import { activatedConnections } from '../src/model/readiness.js';
-import { redactError, redactOutput } from '../src/model/redaction.js';
-import { redactionValues } from '../src/model/secret-forms.js';
 import type { BlockOutcome } from '../src/runtime/run-block.js';
 import { blockInbox } from '../src/bus/subjects.js';
-import type { BlockContext, ContainerOutput } from './block-input.js';
-import { typeOfName } from './iteration.js';
+import type { BlockContext } from './block-input.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
@@ -78,24 +75,4 @@ export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOu
     fromFailure: true,
     ...(outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog }),
   };
-}
-
-/**
- * A container's end as a block outcome: `{ results }` on success, its first failure otherwise.
- * A container computes on live values (its items, its condition's bindings), so its own errors
- * may quote a secret: they are redacted here like any block's.
- */
-export function containerOutcome(ctx: BlockContext, output: ContainerOutput, prepareError: unknown): BlockOutcome {
-  const input = ctx.prepared !== null && 'recorded' in ctx.prepared ? ctx.prepared.recorded : null;
-  const secretValues = redactionValues(ctx.run.secrets);
-  const recordedError = (error: ErrorInfo): ErrorInfo => redactError(error, secretValues);
-  if (prepareError !== null) return { kind: 'failed', error: recordedError(errorInfo(prepareError)), input, attempts: 1 };
-  if (!output.ok) {
-    return { kind: 'failed', error: recordedError(output.error ?? { code: 'INTERNAL', message: 'container failed' }), input, attempts: 1 };
-  }
-  // the results hold the children's live outputs: recorded redacted, passed on as they are
-  const live = { results: output.results };
-  if (secretValues.length === 0) return { kind: 'completed', output: live, handles: ['success'], input, attempts: 1, errorHandled: false };
-  const recorded = redactOutput(live, secretValues, ctx.block.type, typeOfName(ctx.workflow));
-  return { kind: 'completed', output: recorded, live, handles: ['success'], input, attempts: 1, errorHandled: false };
 }

@@ -7,7 +7,6 @@ import type { AnyActorLogic } from 'xstate';
 import type { AnyBlockType } from '../src/blocks/types.js';
 import type { Bus } from '../src/bus/types.js';
 import type { ErrorInfo } from '../src/errors.js';
-import type { CancelTimer } from '../src/model/clock.js';
 import type { CompiledBlock, CompiledWorkflow } from '../src/model/graph.js';
 import type { InputState } from '../src/model/readiness.js';
 import type { IterationScope } from '../src/model/references.js';
@@ -51,13 +50,7 @@ export interface BlockContext extends BlockActorInput {
   active: number;
   known: Record<string, unknown>;
   startedAt: number | null;
-  /** a container's resolved config (or the error resolving it) */
-  prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
-  /** a container's attempts so far (its block's `retry`) */
-  attempts: number;
-  /** a container's time limit (its block's `timeoutMs`) for the current attempt */
-  deadline: CancelTimer | null;
-  /** what the container's current attempt holds of the execution's budget */
+  /** what the container's current attempt holds of the execution's budget (container-task.ts) */
   claim: BudgetClaim | null;
 }
 
@@ -101,8 +94,9 @@ export type ContainerEvent =
   | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
 
 /**
- * Ends the container's current attempt as failed with `error` (its block's time limit ran out):
- * it stops what still runs in it, like a child failure does.
+ * Ends the container's current attempt as failed with `error` (its attempt's signal aborted: its
+ * block's time limit ran out, or its scope ended): it stops what still runs in it, like a child
+ * failure does.
  */
 export interface ContainerAbort {
   type: 'CONTAINER.ABORT';

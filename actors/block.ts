@@ -1,17 +1,15 @@
 import type { ActorLogic, ActorScope, AnyActorRef, Snapshot } from 'xstate';
 import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
-import { errorInfo } from '../src/errors.js';
 import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { ReferenceScope } from '../src/model/references.js';
-import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
-import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
-import { newClaim, releaseClaim } from '../src/runtime/budget.js';
-import type { BlockActorInput, BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
-import { loopMachine } from './loop.js';
-import { containerRunKey } from '../src/model/block-run.js';
+import { runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
+import { handleFailure, publishDownstream, settledReport } from './block-effects.js';
+import { releaseClaim } from '../src/runtime/budget.js';
+import type { BlockActorInput, BlockContext } from './block-input.js';
+import { containerTask } from './container-task.js';
+import { typeOfName } from './iteration.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
-import { parallelMachine } from './parallel.js';
 
 /**
  * The block's lifecycle. `waiting` until its inputs decide; `running` its task or container;
@@ -25,8 +23,6 @@ export type BlockEvent =
   | { type: 'START' }
   | { type: 'SKIP' }
   | { type: 'RUN.DONE'; outcome: BlockOutcome }
-  | { type: 'CONTAINER.DONE'; output: ContainerOutput }
-  | { type: 'CONTAINER.RETRY' }
   | { type: 'xstate.stop' };
 
 export type BlockSnapshot = Snapshot<undefined> & {
@@ -57,15 +53,6 @@ export function scopeOf(ctx: BlockContext): ReferenceScope {
   return { outputs: ctx.known, blockNames: ctx.workflow.blockNames, variables: ctx.variables, loop: ctx.loop, parallel: ctx.parallel };
 }
 
-function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
-  try {
-    const prepared = prepareConfig({ block: ctx.block, scope: scopeOf(ctx), secrets: ctx.run.secrets, type: typeOf(ctx) });
-    return { config: prepared.config as Record<string, unknown>, recorded: prepared.recorded };
-  } catch (error) {
-    return { error };
-  }
-}
-
 /**
  * Puts a block's recorded input (resolved config, secrets masked) in its running log, stored and
  * in the ledger: a block cancelled mid-run (or cut off by a crash) never reports an outcome, and
@@ -83,9 +70,14 @@ function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
   return settledReport(context, handled, activated);
 }
 
-/** The key of a container block's container actor in the group (stopped with everything else). */
-function containerKey(ctx: BlockContext): string {
-  return containerRunKey(inboxKey(ctx.scopeKey, ctx.block.id));
+/**
+ * The block's task: its type's run, or for a container block one attempt of its container machine
+ * (container-task.ts). Either goes through runBlock, which applies the block's time limit and
+ * whole-block retry once for both.
+ */
+function taskOf(context: BlockContext): BlockType<any> {
+  const type = typeOf(context);
+  return isContainerType(type) ? containerTask(type, context, blockLogic) : type;
 }
 
 /**
@@ -105,7 +97,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     trigger: shared.trigger,
     conversationId: shared.conversationId,
     services: shared.services,
-    type: typeOf(context) as BlockType<any>,
+    type: taskOf(context),
     block: context.block,
     runKey: inboxKey(context.scopeKey, context.block.id),
     scope: scopeOf(context),
@@ -122,90 +114,18 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.WAITING', blockId: context.block.id, iteration: null, info });
     };
   }
+  if (context.block.type === 'loop' || context.block.type === 'parallel') run.childTypes = typeOfName(context.workflow);
   void runBlock(run, context.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });
-}
-
-/**
- * Starts the loop or parallel actor of a container block; its end comes back as CONTAINER.DONE.
- * It lives in the execution's group, so the execution's end stops it with every other actor.
- * Returns the outcome instead when the config could not be resolved.
- */
-function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome | null {
-  context.prepared ??= prepareContainer(context);
-  if (context.prepared !== null && 'error' in context.prepared) {
-    return containerOutcome(context, { ok: false, results: [], error: null }, context.prepared.error);
-  }
-  if (context.prepared !== null) noteInput(context, context.prepared.recorded);
-  context.attempts += 1;
-  context.claim = newClaim();
-  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic, claim: context.claim };
-  const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
-  const key = containerKey(context);
-  context.group.spawn(key, logic, input, (end) => {
-    if (self.getSnapshot().status !== 'active') return;
-    const output: ContainerOutput = 'output' in end ? (end.output as ContainerOutput) : { ok: false, results: [], error: errorInfo(end.error) };
-    self.send({ type: 'CONTAINER.DONE', output });
-  });
-  const limit = context.block.timeoutMs;
-  if (limit !== undefined) {
-    const error = { code: 'BLOCK_TIMEOUT', message: `block "${context.block.name}" exceeded its ${limit} ms time limit` };
-    context.deadline = context.run.services.clock.setTimer(limit, () => context.group.send(key, { type: 'CONTAINER.ABORT', error }));
-  }
-  return null;
-}
-
-/**
- * A container attempt has ended. A failure the block's `retry` allows is tried again after its
- * backoff (the same config, every iteration from the start, as a whole-block retry of any
- * block), unless the config alone decided it (`repeats`: another attempt would fail the same
- * way); otherwise the block settles with the outcome, its attempts counted.
- */
-function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: AnyActorRef): BlockSnapshot {
-  const context = snapshot.context;
-  clearDeadline(context);
-  const outcome = containerOutcome(context, output, null);
-  if (outcome.kind === 'failed' && output.repeats !== true && retriesLeft(context, outcome.error.code)) {
-    context.run.services.clock.sleep(retryBackoffMs(context.block, context.attempts), context.cancel.signal).then(
-      () => {
-        if (self.getSnapshot().status === 'active') self.send({ type: 'CONTAINER.RETRY' });
-      },
-      // cancelled while waiting: the scope has ended, and so has this actor
-      () => undefined,
-    );
-    return snapshot;
-  }
-  context.report(settleWith(context, { ...outcome, attempts: context.attempts }));
-  return inPhase(snapshot, 'settled');
-}
-
-function retriesLeft(context: BlockContext, code: string): boolean {
-  return context.attempts < (context.block.retry?.maxAttempts ?? 1) && !isPermanentCode(code) && !context.cancel.aborted;
-}
-
-function clearDeadline(context: BlockContext): void {
-  context.deadline?.();
-  context.deadline = null;
 }
 
 function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
   const context = snapshot.context;
   context.startedAt = context.run.services.clock.now();
   context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt, iteration: context.iteration });
-  if (!isContainerType(typeOf(context))) {
-    startTask(context, scope.self);
-    return inPhase(snapshot, 'running');
-  }
-  return containerAttempt(snapshot, scope.self);
-}
-
-/** Starts an attempt of the container: running, or settled at once when its config could not be resolved. */
-function containerAttempt(snapshot: BlockSnapshot, self: AnyActorRef): BlockSnapshot {
-  const failed = startContainer(snapshot.context, self);
-  if (failed === null) return inPhase(snapshot, 'running');
-  snapshot.context.report(settleWith(snapshot.context, failed));
-  return inPhase(snapshot, 'settled');
+  startTask(context, scope.self);
+  return inPhase(snapshot, 'running');
 }
 
 function skip(snapshot: BlockSnapshot): BlockSnapshot {
@@ -233,7 +153,6 @@ function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): Bloc
 function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): BlockSnapshot {
   // the actor stops when its execution ends: a task or container result after that is dropped
   if (event.type === 'xstate.stop') {
-    clearDeadline(snapshot.context);
     // its container machine is stopped with it, before its end: what that attempt held goes back
     if (snapshot.context.claim !== null) releaseClaim(snapshot.context.budget, snapshot.context.claim, false);
     return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
@@ -248,12 +167,6 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
       if (event.type === 'RUN.DONE') {
         snapshot.context.report(settleWith(snapshot.context, event.outcome));
         return inPhase(snapshot, 'settled');
-      }
-      if (event.type === 'CONTAINER.DONE') return containerDone(snapshot, event.output, scope.self);
-      if (event.type === 'CONTAINER.RETRY') {
-        const { block, iteration } = snapshot.context;
-        snapshot.context.report({ type: 'CONTAINER.ATTEMPT', blockId: block.id, iteration });
-        return containerAttempt(snapshot, scope.self);
       }
       return snapshot;
     default:
@@ -286,9 +199,6 @@ function initialContext(input: BlockActorInput): BlockContext {
     active: 0,
     known: input.known === undefined ? {} : { ...input.known },
     startedAt: null,
-    prepared: null,
-    attempts: 0,
-    deadline: null,
     claim: null,
   };
 }

@@ -14,7 +14,7 @@ import { CancelScope } from './cancel-scope.js';
 import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
-import { activeAtPark, clearWaiting, deadlineControl, waitingList } from './waiting.js';
+import { activeAtPark, clearWaiting, waitingList } from './waiting.js';
 import type { ExecutionActorInput, ExecutionContext, ExecutionEventIn } from './execution-context.js';
 import { reporter } from './execution-reports.js';
 import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type InboxMessage } from './messages.js';

@@ -1,0 +1,57 @@
+/**
+ * A container block (loop, parallel) as a task with the outcome contract of any block: its run
+ * starts the container machine for one attempt and settles with the machine's end. The block
+ * actor hands it to runBlock (src/runtime/run-block.ts) like any block's run, so the container's
+ * `timeoutMs` and whole-block `retry` are the ones every block has, applied in one place: a
+ * timed-out attempt's signal aborts the machine (it stops its children), and a retried one starts
+ * a new machine, every iteration from the start.
+ */
+import type { AnyActorLogic } from 'xstate';
+import type { BlockResult, BlockRunContext, BlockType, ContainerType } from '../src/blocks/types.js';
+import { errorInfo } from '../src/errors.js';
+import { containerRunKey } from '../src/model/block-run.js';
+import { newClaim } from '../src/runtime/budget.js';
+import { ReportedFailure } from '../src/runtime/run-block.js';
+import type { BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
+import { loopMachine } from './loop.js';
+import { inboxKey } from './messages.js';
+import { parallelMachine } from './parallel.js';
+
+/** The container block's type with a run: one attempt of its container machine. */
+export function containerTask(type: ContainerType<Record<string, unknown>>, context: BlockContext, blockLogic: AnyActorLogic): BlockType<Record<string, unknown>> {
+  let attempts = 0;
+  const task: BlockType<Record<string, unknown>> = {
+    type: type.type,
+    configSchema: type.configSchema,
+    handles: (config) => type.handles(config),
+    run(ctx) {
+      attempts += 1;
+      // a retried container's earlier attempt leaves no child logs behind
+      if (attempts > 1) context.report({ type: 'CONTAINER.ATTEMPT', blockId: context.block.id, iteration: context.iteration });
+      return runAttempt(context, ctx, blockLogic);
+    },
+  };
+  if (type.codeFields !== undefined) task.codeFields = type.codeFields;
+  return task;
+}
+
+function runAttempt(context: BlockContext, ctx: BlockRunContext<Record<string, unknown>>, blockLogic: AnyActorLogic): Promise<BlockResult> {
+  const key = containerRunKey(inboxKey(context.scopeKey, context.block.id));
+  const signal = ctx.signal;
+  return new Promise<BlockResult>((resolve, reject) => {
+    const onAbort = (): void => context.group.send(key, { type: 'CONTAINER.ABORT', error: errorInfo(signal.reason) });
+    // it lives in the execution's group: the execution's end stops it with every other actor
+    context.claim = newClaim();
+    const input: ContainerActorInput = { owner: context, config: ctx.config, blockLogic, claim: context.claim };
+    const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
+    context.group.spawn(key, logic, input, (end) => {
+      signal.removeEventListener('abort', onAbort);
+      const output: ContainerOutput = 'output' in end ? (end.output as ContainerOutput) : { ok: false, results: [], error: errorInfo(end.error) };
+      if (output.ok) resolve({ output: { results: output.results }, handles: ['success'] });
+      else reject(new ReportedFailure(output.error ?? { code: 'INTERNAL', message: 'container failed' }, output.repeats === true));
+    });
+    // a time limit or the scope's end: the machine fails as a child failure would, stopping what runs
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

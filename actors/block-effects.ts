@@ -9,20 +9,23 @@ import type { BlockReport, InboxMessage } from './messages.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
-/** Tell every downstream inbox whether our connection to it is active, with what it must carry. */
-export function publishDownstream(ctx: BlockContext, handles: readonly string[], own: Record<string, unknown> | null): number[] {
+/** The outgoing connections a settle with `handles` activates (pure: the transition decides it). */
+export function activatedBy(ctx: BlockContext, handles: readonly string[]): number[] {
+  if (handles.length === 0) return [];
+  return activatedConnections(ctx.block, handles).active.map((c) => c.index);
+}
+
+/** The effect: tells every downstream inbox whether our connection to it is active, with what it must carry. */
+export function publishDownstream(ctx: BlockContext, active: readonly number[], own: Record<string, unknown> | null): void {
   const known = own === null ? ctx.known : { ...ctx.known, [ctx.block.normName]: own };
-  const { active } = activatedConnections(ctx.block, [...handles]);
-  const activeSet = new Set(active.map((c) => c.index));
   for (const conn of ctx.block.outgoing) {
     const carried: Record<string, unknown> = {};
     for (const name of ctx.workflow.carry.get(conn.index) ?? []) {
       if (hasOwn(known, name)) setOwn(carried, name, getOwn(known, name));
     }
-    const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried, s: ctx.scopeKey, b: conn.to };
+    const msg: InboxMessage = { t: 'in', c: conn.index, a: active.includes(conn.index), o: carried, s: ctx.scopeKey, b: conn.to };
     ctx.bus.publish(blockInbox(ctx.prefix, ctx.run.executionId, ctx.scopeKey, conn.to), msg);
   }
-  return [...activeSet];
 }
 
 export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, activated: number[]): BlockReport {

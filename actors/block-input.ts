@@ -44,14 +44,12 @@ export interface BlockActorInput {
 }
 
 export interface BlockContext extends BlockActorInput {
-  /** per incoming connection; mutated in place as messages arrive (the actor's private state) */
+  /** per incoming connection (a transition that changes it makes a new map) */
   inputs: Map<number, InputState>;
   pending: number;
   active: number;
   known: Record<string, unknown>;
   startedAt: number | null;
-  /** what the container's current attempt holds of the execution's budget (container-task.ts) */
-  claim: BudgetClaim | null;
 }
 
 /** What a container actor (loop or parallel) gets from the block actor of its container block. */

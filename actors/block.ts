@@ -4,8 +4,7 @@ import { assignOwn } from '../src/model/own.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { ReferenceScope } from '../src/model/references.js';
 import { runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
-import { handleFailure, publishDownstream, settledReport } from './block-effects.js';
-import { releaseClaim } from '../src/runtime/budget.js';
+import { activatedBy, handleFailure, publishDownstream, settledReport } from './block-effects.js';
 import type { BlockActorInput, BlockContext } from './block-input.js';
 import { containerTask } from './container-task.js';
 import { typeOfName } from './iteration.js';
@@ -27,7 +26,7 @@ export type BlockEvent =
 
 export type BlockSnapshot = Snapshot<undefined> & {
   phase: BlockPhase;
-  /** mutated in place: only this actor touches it */
+  /** never written in place: a transition that changes it returns a new one */
   context: BlockContext;
 };
 
@@ -39,8 +38,8 @@ export function blockAtRest(actor: AnyActorRef): boolean {
   return phase === 'settled' || phase === 'skipped';
 }
 
-function inPhase(snapshot: BlockSnapshot, phase: BlockPhase): BlockSnapshot {
-  return { status: 'active', output: undefined, error: undefined, phase, context: snapshot.context };
+function inPhase(phase: BlockPhase, context: BlockContext): BlockSnapshot {
+  return { status: 'active', output: undefined, error: undefined, phase, context };
 }
 
 function typeOf(ctx: BlockContext): AnyBlockType {
@@ -63,11 +62,18 @@ function noteInput(ctx: BlockContext, recorded: unknown): void {
   ctx.report({ type: 'BLOCK.INPUT', blockId: ctx.block.id, iteration: ctx.iteration, input: recorded });
 }
 
-/** Publishes downstream, then returns the report for the parent. */
-function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
+/**
+ * Settles with the task's outcome: the transition decides what it activates (an error connection
+ * may take a failure); publishing downstream, then reporting to the owner, are its effects.
+ */
+function settle(context: BlockContext, outcome: BlockOutcome, scope: Scope): BlockSnapshot {
   const handled = handleFailure(context, outcome);
-  const activated = handled.kind === 'completed' ? publishDownstream(context, handled.handles, handled.live ?? handled.output) : [];
-  return settledReport(context, handled, activated);
+  const activated = handled.kind === 'completed' ? activatedBy(context, handled.handles) : [];
+  scope.defer(() => {
+    if (handled.kind === 'completed') publishDownstream(context, activated, handled.live ?? handled.output);
+    context.report(settledReport(context, handled, activated));
+  });
+  return inPhase('settled', context);
 }
 
 /**
@@ -120,19 +126,27 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
   });
 }
 
-function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
-  const context = snapshot.context;
-  context.startedAt = context.run.services.clock.now();
-  context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt, iteration: context.iteration });
-  startTask(context, scope.self);
-  return inPhase(snapshot, 'running');
+function begin(context: BlockContext, scope: Scope): BlockSnapshot {
+  const at = context.run.services.clock.now();
+  const running: BlockContext = { ...context, startedAt: at };
+  scope.defer(() => {
+    running.report({ type: 'BLOCK.STARTED', blockId: running.block.id, at, iteration: running.iteration });
+    startTask(running, scope.self);
+  });
+  return inPhase('running', running);
 }
 
-function skip(snapshot: BlockSnapshot): BlockSnapshot {
-  const context = snapshot.context;
-  publishDownstream(context, [], null);
-  context.report(settledReport(context, null, []));
-  return inPhase(snapshot, 'skipped');
+function skip(context: BlockContext, scope: Scope): BlockSnapshot {
+  scope.defer(() => {
+    publishDownstream(context, [], null);
+    context.report(settledReport(context, null, []));
+  });
+  return inPhase('skipped', context);
+}
+
+function hasKeys(o: Readonly<Record<string, unknown>>): boolean {
+  for (const _ in o) return true;
+  return false;
 }
 
 /** Folds one inbox message into the input states; runs or skips once every input is settled. */
@@ -140,34 +154,32 @@ function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): Bloc
   const context = snapshot.context;
   const { c, a, o } = msg;
   if (context.inputs.get(c) !== 'pending') return snapshot;
-  context.inputs.set(c, a ? 'active' : 'inactive');
-  assignOwn(context.known, o);
-  context.pending -= 1;
-  if (a) context.active += 1;
-  const readiness = readinessFromCounts(context.inputs.size, context.pending, context.active);
-  if (readiness === 'run') return begin(snapshot, scope);
-  if (readiness === 'skip') return skip(snapshot);
-  return snapshot;
+  const inputs = new Map(context.inputs).set(c, a ? 'active' : 'inactive');
+  let known = context.known;
+  if (hasKeys(o)) {
+    known = { ...known };
+    assignOwn(known, o);
+  }
+  const next: BlockContext = { ...context, inputs, known, pending: context.pending - 1, active: a ? context.active + 1 : context.active };
+  const readiness = readinessFromCounts(inputs.size, next.pending, next.active);
+  if (readiness === 'run') return begin(next, scope);
+  if (readiness === 'skip') return skip(next, scope);
+  return inPhase('waiting', next);
 }
 
 function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): BlockSnapshot {
   // the actor stops when its execution ends: a task or container result after that is dropped
   if (event.type === 'xstate.stop') {
-    // its container machine is stopped with it, before its end: what that attempt held goes back
-    if (snapshot.context.claim !== null) releaseClaim(snapshot.context.budget, snapshot.context.claim, false);
     return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
   }
   switch (snapshot.phase) {
     case 'waiting':
       if (event.type === 'INPUT') return onInput(snapshot, event.msg, scope);
-      if (event.type === 'START') return begin(snapshot, scope);
-      if (event.type === 'SKIP') return skip(snapshot);
+      if (event.type === 'START') return begin(snapshot.context, scope);
+      if (event.type === 'SKIP') return skip(snapshot.context, scope);
       return snapshot;
     case 'running':
-      if (event.type === 'RUN.DONE') {
-        snapshot.context.report(settleWith(snapshot.context, event.outcome));
-        return inPhase(snapshot, 'settled');
-      }
+      if (event.type === 'RUN.DONE') return settle(snapshot.context, event.outcome, scope);
       return snapshot;
     default:
       return snapshot;
@@ -199,7 +211,6 @@ function initialContext(input: BlockActorInput): BlockContext {
     active: 0,
     known: input.known === undefined ? {} : { ...input.known },
     startedAt: null,
-    claim: null,
   };
 }
 

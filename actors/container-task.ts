@@ -10,7 +10,7 @@ import type { AnyActorLogic } from 'xstate';
 import type { BlockResult, BlockRunContext, BlockType, ContainerType } from '../src/blocks/types.js';
 import { errorInfo } from '../src/errors.js';
 import { containerRunKey } from '../src/model/block-run.js';
-import { newClaim } from '../src/runtime/budget.js';
+import { newClaim, releaseClaim } from '../src/runtime/budget.js';
 import { ReportedFailure } from '../src/runtime/run-block.js';
 import type { BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
 import { loopMachine } from './loop.js';
@@ -39,10 +39,16 @@ function runAttempt(context: BlockContext, ctx: BlockRunContext<Record<string, u
   const key = containerRunKey(inboxKey(context.scopeKey, context.block.id));
   const signal = ctx.signal;
   return new Promise<BlockResult>((resolve, reject) => {
-    const onAbort = (): void => context.group.send(key, { type: 'CONTAINER.ABORT', error: errorInfo(signal.reason) });
+    const claim = newClaim();
+    // The machine fails as a child failure would (stopping what runs in it) and gives back its
+    // claim; given back here too, as the machine may be stopped right after (the scope's end stops
+    // every actor, and XState runs no exit action on a stop). Giving a claim back twice is harmless.
+    const onAbort = (): void => {
+      context.group.send(key, { type: 'CONTAINER.ABORT', error: errorInfo(signal.reason) });
+      releaseClaim(context.budget, claim, false);
+    };
     // it lives in the execution's group: the execution's end stops it with every other actor
-    context.claim = newClaim();
-    const input: ContainerActorInput = { owner: context, config: ctx.config, blockLogic, claim: context.claim };
+    const input: ContainerActorInput = { owner: context, config: ctx.config, blockLogic, claim };
     const logic = context.block.type === 'loop' ? loopMachine : parallelMachine;
     context.group.spawn(key, logic, input, (end) => {
       signal.removeEventListener('abort', onAbort);
@@ -50,7 +56,7 @@ function runAttempt(context: BlockContext, ctx: BlockRunContext<Record<string, u
       if (output.ok) resolve({ output: { results: output.results }, handles: ['success'] });
       else reject(new ReportedFailure(output.error ?? { code: 'INTERNAL', message: 'container failed' }, output.repeats === true));
     });
-    // a time limit or the scope's end: the machine fails as a child failure would, stopping what runs
+    // a time limit or the scope's end
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
   });

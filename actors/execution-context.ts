@@ -10,7 +10,7 @@ import type { ExecutionLimits } from '../src/model/limits.js';
 import type { ResumePlan } from '../src/model/resume.js';
 import type { ExecutionBudget } from '../src/runtime/budget.js';
 import type { ExecutionLedger } from '../src/runtime/execution-state.js';
-import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
+import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput, WaitingEntry } from '../src/runtime/types.js';
 import type { BlockActorInput } from './block-input.js';
 import type { CancelScope } from './cancel-scope.js';
 import type { ActorGroup } from './group.js';
@@ -66,9 +66,12 @@ export interface ExecutionContext extends ExecutionActorInput {
   budget: ExecutionBudget;
   /** mutated in place (see ExecutionLedger) */
   ledger: ExecutionLedger;
+  /** assigned by the transition that decides the end; the result is built from them (the machine's output) */
   response: ResponseOutput | null;
   error: ExecutionError | null;
-  result: ExecutionResult | null;
+  status: ExecutionResult['status'] | null;
+  /** what a parked execution waits for and the running time it used, taken before its blocks go */
+  parked: { waiting: WaitingEntry[]; activeMs: number } | null;
   /** the block actors' reports not yet applied (see reporter) */
   reports: ReportQueue | null;
   /** the execution's one bus subscription (see openChannel), closed at the end */

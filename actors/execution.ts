@@ -1,4 +1,4 @@
-import { setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import type { Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
@@ -96,17 +96,11 @@ function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED)
 
 /**
  * Parks the execution (waiting.ts): the waiting blocks' logs stay `waiting` and the blocks not
- * yet run stay pending; a later run resumes from the stored logs.
+ * yet run stay pending; a later run resumes from the stored logs. What it waits for was assigned
+ * by the PARK transition, before the blocks go.
  */
 function park({ context }: { context: ExecutionContext }): void {
-  const activeMs = activeAtPark(context);
-  const waiting = waitingList(context);
   releaseBlocks(context, PARKED);
-  finish(context, 'waiting', null, null);
-  if (context.result !== null) {
-    context.result.waiting = waiting;
-    context.result.activeMs = activeMs;
-  }
 }
 
 /**
@@ -119,37 +113,28 @@ function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn):
   return ctx.clock.setTimer(ctx.timeoutMs, () => self.send({ type: 'TIMEOUT' }));
 }
 
-function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): void {
+/**
+ * The run's result, from what its end assigned: computed by the machine's output, once the final
+ * state's entry has stopped the blocks (and applied the reports still queued).
+ */
+function resultOf(ctx: ExecutionContext): ExecutionResult | null {
+  const status = ctx.status;
+  if (status === null) return null;
   const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
-  ctx.result = buildResult(base, { status, output, error, response: ctx.response, at: ctx.clock.now() });
+  const output = status === 'completed' ? (ctx.response ?? finalOutput(ctx.workflow, ctx.ledger)) : null;
+  const error = status === 'failed' || status === 'cancelled' ? ctx.error : null;
+  const result = buildResult(base, { status, output, error, response: ctx.response, at: ctx.clock.now() });
+  if (ctx.parked !== null) {
+    result.waiting = ctx.parked.waiting;
+    result.activeMs = ctx.parked.activeMs;
+  }
+  return result;
 }
 
-type Args<E extends ExecutionEventIn['type'] = ExecutionEventIn['type']> = { context: ExecutionContext; event: Extract<ExecutionEventIn, { type: E }> };
+const CANCELLED_ERROR: ExecutionError = { code: 'CANCELLED', message: 'execution cancelled', blockId: null };
 
-// The machine's actions. The context is this execution's own mutable state (like the ledger), so
-// they write it in place rather than through `assign`: an assign copies the whole context and
-// clones the snapshot, which was the largest single cost of a short execution's machine.
-
-function timedOut({ context }: Args): void {
-  context.error = { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.limitMs ?? context.timeoutMs} ms time limit`, blockId: null };
-}
-function blockFailed({ context, event }: Args<'BLOCK.FAILED'>): void {
-  context.error = event.error;
-}
-function responded({ context, event }: Args<'BLOCK.RESPONDED'>): void {
-  context.response = event.response;
-}
-function cancelled({ context }: Args): void {
-  context.error = { code: 'CANCELLED', message: 'execution cancelled', blockId: null };
-}
-function endCompleted({ context }: Args): void {
-  finish(context, 'completed', context.response ?? finalOutput(context.workflow, context.ledger), null);
-}
-function endFailed({ context }: Args): void {
-  finish(context, 'failed', null, context.error);
-}
-function endCancelled({ context }: Args): void {
-  finish(context, 'cancelled', null, context.error);
+function timeoutError(ctx: ExecutionContext): ExecutionError {
+  return { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${ctx.limitMs ?? ctx.timeoutMs} ms time limit`, blockId: null };
 }
 
 /** Field by field, not a spread of the input: a fixed shape, built once per execution. */
@@ -177,7 +162,8 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     ledger: new ExecutionLedger(input.workflow, input.limits.maxLogBytes),
     response: null,
     error: null,
-    result: null,
+    status: null,
+    parked: null,
     reports: null,
     channel: null,
     deadline: null,
@@ -223,19 +209,24 @@ export const executionMachine = setup({
           else if (decision === 'skip') group.send(inboxKey(ROOT_SCOPE, id), { type: 'SKIP' });
         }
       },
+      // The end, decided: one assign per execution (an assign copies the context, so there is
+      // no other), then the final state's entry stops the blocks.
       on: {
-        TIMEOUT: { target: 'failed', actions: timedOut },
-        'BLOCK.FAILED': { target: 'failed', actions: blockFailed },
-        'BLOCK.RESPONDED': { target: 'completed', actions: responded },
-        'ALL.SETTLED': { target: 'completed' },
-        CANCEL: { target: 'cancelled', actions: cancelled },
-        PARK: { target: 'waiting' },
+        TIMEOUT: { target: 'failed', actions: assign({ status: 'failed', error: ({ context }) => timeoutError(context) }) },
+        'BLOCK.FAILED': { target: 'failed', actions: assign({ status: 'failed', error: ({ event }) => event.error }) },
+        'BLOCK.RESPONDED': { target: 'completed', actions: assign({ status: 'completed', response: ({ event }) => event.response }) },
+        'ALL.SETTLED': { target: 'completed', actions: assign({ status: 'completed' }) },
+        CANCEL: { target: 'cancelled', actions: assign({ status: 'cancelled', error: CANCELLED_ERROR }) },
+        PARK: {
+          target: 'waiting',
+          actions: assign({ status: 'waiting', parked: ({ context }) => ({ waiting: waitingList(context), activeMs: activeAtPark(context) }) }),
+        },
       },
     },
     waiting: { type: 'final', entry: park },
-    completed: { type: 'final', entry: [stopBlocks, endCompleted] },
-    failed: { type: 'final', entry: [stopBlocks, endFailed] },
-    cancelled: { type: 'final', entry: [stopBlocks, endCancelled] },
+    completed: { type: 'final', entry: stopBlocks },
+    failed: { type: 'final', entry: stopBlocks },
+    cancelled: { type: 'final', entry: stopBlocks },
   },
-  output: ({ context }) => ({ result: context.result, data: context.ledger.snapshot() }),
+  output: ({ context }) => ({ result: resultOf(context), data: context.ledger.snapshot() }),
 });

@@ -81,8 +81,7 @@ function settle(context: BlockContext, outcome: BlockOutcome, scope: Scope): Blo
  * (container-task.ts). Either goes through runBlock, which applies the block's time limit and
  * whole-block retry once for both.
  */
-function taskOf(context: BlockContext): BlockType<any> {
-  const type = typeOf(context);
+function taskOf(context: BlockContext, type: AnyBlockType): BlockType<any> {
   return isContainerType(type) ? containerTask(type, context, blockLogic) : type;
 }
 
@@ -93,6 +92,7 @@ function taskOf(context: BlockContext): BlockType<any> {
  */
 function startTask(context: BlockContext, self: AnyActorRef): void {
   const shared = context.run;
+  const type = typeOf(context);
   // Method syntax, not arrow properties: tsx (esbuild keepNames) wraps every named arrow in a
   // defineProperty call, which showed in the per-block profile.
   const run: BlockRunInput = {
@@ -103,7 +103,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     trigger: shared.trigger,
     conversationId: shared.conversationId,
     services: shared.services,
-    type: taskOf(context),
+    type: taskOf(context, type),
     block: context.block,
     runKey: inboxKey(context.scopeKey, context.block.id),
     scope: scopeOf(context),
@@ -120,7 +120,8 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.WAITING', blockId: context.block.id, iteration: null, info });
     };
   }
-  if (context.block.type === 'loop' || context.block.type === 'parallel') run.childTypes = typeOfName(context.workflow);
+  // a container's results name its children, whose own fields redaction keeps
+  if (isContainerType(type)) run.childTypes = typeOfName(context.workflow);
   void runBlock(run, context.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });

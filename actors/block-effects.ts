@@ -1,31 +1,31 @@
-import { errorInfo, type ErrorInfo } from '../src/errors.js';
+import type { ErrorInfo } from '../src/errors.js';
 import { isLimitCode } from '../src/model/limits.js';
 import { getOwn, hasOwn, setOwn } from '../src/model/own.js';
 import { activatedConnections } from '../src/model/readiness.js';
-import { redactError, redactOutput } from '../src/model/redaction.js';
-import { redactionValues } from '../src/model/secret-forms.js';
 import type { BlockOutcome } from '../src/runtime/run-block.js';
 import { blockInbox } from '../src/bus/subjects.js';
-import type { BlockContext, ContainerOutput } from './block-input.js';
-import { typeOfName } from './iteration.js';
+import type { BlockContext } from './block-input.js';
 import type { BlockReport, InboxMessage } from './messages.js';
 
 type Settled = Extract<BlockReport, { type: 'BLOCK.SETTLED' }>;
 
-/** Tell every downstream inbox whether our connection to it is active, with what it must carry. */
-export function publishDownstream(ctx: BlockContext, handles: readonly string[], own: Record<string, unknown> | null): number[] {
+/** The outgoing connections a settle with `handles` activates (pure: the transition decides it). */
+export function activatedBy(ctx: BlockContext, handles: readonly string[]): number[] {
+  if (handles.length === 0) return [];
+  return activatedConnections(ctx.block, handles).active.map((c) => c.index);
+}
+
+/** The effect: tells every downstream inbox whether our connection to it is active, with what it must carry. */
+export function publishDownstream(ctx: BlockContext, active: readonly number[], own: Record<string, unknown> | null): void {
   const known = own === null ? ctx.known : { ...ctx.known, [ctx.block.normName]: own };
-  const { active } = activatedConnections(ctx.block, [...handles]);
-  const activeSet = new Set(active.map((c) => c.index));
   for (const conn of ctx.block.outgoing) {
     const carried: Record<string, unknown> = {};
     for (const name of ctx.workflow.carry.get(conn.index) ?? []) {
       if (hasOwn(known, name)) setOwn(carried, name, getOwn(known, name));
     }
-    const msg: InboxMessage = { t: 'in', c: conn.index, a: activeSet.has(conn.index), o: carried, s: ctx.scopeKey, b: conn.to };
+    const msg: InboxMessage = { t: 'in', c: conn.index, a: active.includes(conn.index), o: carried, s: ctx.scopeKey, b: conn.to };
     ctx.bus.publish(blockInbox(ctx.prefix, ctx.run.executionId, ctx.scopeKey, conn.to), msg);
   }
-  return [...activeSet];
 }
 
 export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, activated: number[]): BlockReport {
@@ -34,7 +34,7 @@ export function settledReport(ctx: BlockContext, outcome: BlockOutcome | null, a
     blockId: ctx.block.id,
     iteration: ctx.iteration,
     startedAt: ctx.startedAt,
-    endedAt: Date.now(),
+    endedAt: ctx.run.services.clock.now(),
     activated,
     status: 'skipped',
     input: null,
@@ -78,24 +78,4 @@ export function handleFailure(ctx: BlockContext, outcome: BlockOutcome): BlockOu
     fromFailure: true,
     ...(outcome.attemptLog === undefined ? {} : { attemptLog: outcome.attemptLog }),
   };
-}
-
-/**
- * A container's end as a block outcome: `{ results }` on success, its first failure otherwise.
- * A container computes on live values (its items, its condition's bindings), so its own errors
- * may quote a secret: they are redacted here like any block's.
- */
-export function containerOutcome(ctx: BlockContext, output: ContainerOutput, prepareError: unknown): BlockOutcome {
-  const input = ctx.prepared !== null && 'recorded' in ctx.prepared ? ctx.prepared.recorded : null;
-  const secretValues = redactionValues(ctx.run.secrets);
-  const recordedError = (error: ErrorInfo): ErrorInfo => redactError(error, secretValues);
-  if (prepareError !== null) return { kind: 'failed', error: recordedError(errorInfo(prepareError)), input, attempts: 1 };
-  if (!output.ok) {
-    return { kind: 'failed', error: recordedError(output.error ?? { code: 'INTERNAL', message: 'container failed' }), input, attempts: 1 };
-  }
-  // the results hold the children's live outputs: recorded redacted, passed on as they are
-  const live = { results: output.results };
-  if (secretValues.length === 0) return { kind: 'completed', output: live, handles: ['success'], input, attempts: 1, errorHandled: false };
-  const recorded = redactOutput(live, secretValues, ctx.block.type, typeOfName(ctx.workflow));
-  return { kind: 'completed', output: recorded, live, handles: ['success'], input, attempts: 1, errorHandled: false };
 }

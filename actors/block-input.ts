@@ -44,20 +44,12 @@ export interface BlockActorInput {
 }
 
 export interface BlockContext extends BlockActorInput {
-  /** per incoming connection; mutated in place as messages arrive (the actor's private state) */
+  /** per incoming connection (a transition that changes it makes a new map) */
   inputs: Map<number, InputState>;
   pending: number;
   active: number;
   known: Record<string, unknown>;
   startedAt: number | null;
-  /** a container's resolved config (or the error resolving it) */
-  prepared: { config: Record<string, unknown>; recorded: unknown } | { error: unknown } | null;
-  /** a container's attempts so far (its block's `retry`) */
-  attempts: number;
-  /** a container's time limit (its block's `timeoutMs`) for the current attempt */
-  deadline: NodeJS.Timeout | null;
-  /** what the container's current attempt holds of the execution's budget */
-  claim: BudgetClaim | null;
 }
 
 /** What a container actor (loop or parallel) gets from the block actor of its container block. */
@@ -100,8 +92,9 @@ export type ContainerEvent =
   | { type: 'CONTAINER.ITERATION'; containerId: string; outer?: IterationRef; index: number; phase: 'started' | 'finished'; total: number | null; result?: unknown };
 
 /**
- * Ends the container's current attempt as failed with `error` (its block's time limit ran out):
- * it stops what still runs in it, like a child failure does.
+ * Ends the container's current attempt as failed with `error` (its attempt's signal aborted: its
+ * block's time limit ran out, or its scope ended): it stops what still runs in it, like a child
+ * failure does.
  */
 export interface ContainerAbort {
   type: 'CONTAINER.ABORT';

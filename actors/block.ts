@@ -1,18 +1,15 @@
-import type { ActorLogic, ActorScope, AnyActorLogic, AnyActorRef, Snapshot } from 'xstate';
+import type { ActorLogic, ActorScope, AnyActorRef, Snapshot } from 'xstate';
 import { isContainerType, type AnyBlockType, type BlockType } from '../src/blocks/types.js';
-import { errorInfo, TroupeError } from '../src/errors.js';
 import { assignOwn } from '../src/model/own.js';
+import { capabilitiesOf } from '../src/model/capabilities.js';
 import { readinessFromCounts, type InputState } from '../src/model/readiness.js';
 import type { ReferenceScope } from '../src/model/references.js';
-import { isPermanentCode, prepareConfig, retryBackoffMs, runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
-import { containerOutcome, handleFailure, publishDownstream, settledReport } from './block-effects.js';
-import { newClaim, releaseClaim } from '../src/runtime/budget.js';
-import type { BlockActorInput, BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
-import { loopMachine } from './loop.js';
-import { containerRunKey } from '../src/model/block-run.js';
-import { capabilitiesOf } from '../src/model/capabilities.js';
+import { runBlock, type BlockOutcome, type BlockRunInput } from '../src/runtime/run-block.js';
+import { activatedBy, handleFailure, publishDownstream, settledReport } from './block-effects.js';
+import type { BlockActorInput, BlockContext } from './block-input.js';
+import { containerTask } from './container-task.js';
+import { typeOfName } from './iteration.js';
 import { inboxKey, type BlockReport, type InboxMessage } from './messages.js';
-import { parallelMachine } from './parallel.js';
 
 /**
  * The block's lifecycle. `waiting` until its inputs decide; `running` its task or container;
@@ -26,13 +23,11 @@ export type BlockEvent =
   | { type: 'START' }
   | { type: 'SKIP' }
   | { type: 'RUN.DONE'; outcome: BlockOutcome }
-  | { type: 'CONTAINER.DONE'; output: ContainerOutput }
-  | { type: 'CONTAINER.RETRY' }
   | { type: 'xstate.stop' };
 
 export type BlockSnapshot = Snapshot<undefined> & {
   phase: BlockPhase;
-  /** mutated in place: only this actor touches it */
+  /** never written in place: a transition that changes it returns a new one */
   context: BlockContext;
 };
 
@@ -44,8 +39,8 @@ export function blockAtRest(actor: AnyActorRef): boolean {
   return phase === 'settled' || phase === 'skipped';
 }
 
-function inPhase(snapshot: BlockSnapshot, phase: BlockPhase): BlockSnapshot {
-  return { status: 'active', output: undefined, error: undefined, phase, context: snapshot.context };
+function inPhase(phase: BlockPhase, context: BlockContext): BlockSnapshot {
+  return { status: 'active', output: undefined, error: undefined, phase, context };
 }
 
 function typeOf(ctx: BlockContext): AnyBlockType {
@@ -58,15 +53,6 @@ export function scopeOf(ctx: BlockContext): ReferenceScope {
   return { outputs: ctx.known, blockNames: ctx.workflow.blockNames, variables: ctx.variables, loop: ctx.loop, parallel: ctx.parallel };
 }
 
-function prepareContainer(ctx: BlockContext): BlockContext['prepared'] {
-  try {
-    const prepared = prepareConfig({ block: ctx.block, scope: scopeOf(ctx), secrets: ctx.run.secrets, type: typeOf(ctx) });
-    return { config: prepared.config as Record<string, unknown>, recorded: prepared.recorded };
-  } catch (error) {
-    return { error };
-  }
-}
-
 /**
  * Puts a block's recorded input (resolved config, secrets masked) in its running log, stored and
  * in the ledger: a block cancelled mid-run (or cut off by a crash) never reports an outcome, and
@@ -77,16 +63,27 @@ function noteInput(ctx: BlockContext, recorded: unknown): void {
   ctx.report({ type: 'BLOCK.INPUT', blockId: ctx.block.id, iteration: ctx.iteration, input: recorded });
 }
 
-/** Publishes downstream, then returns the report for the parent. */
-function settleWith(context: BlockContext, outcome: BlockOutcome): BlockReport {
+/**
+ * Settles with the task's outcome: the transition decides what it activates (an error connection
+ * may take a failure); publishing downstream, then reporting to the owner, are its effects.
+ */
+function settle(context: BlockContext, outcome: BlockOutcome, scope: Scope): BlockSnapshot {
   const handled = handleFailure(context, outcome);
-  const activated = handled.kind === 'completed' ? publishDownstream(context, handled.handles, handled.live ?? handled.output) : [];
-  return settledReport(context, handled, activated);
+  const activated = handled.kind === 'completed' ? activatedBy(context, handled.handles) : [];
+  scope.defer(() => {
+    if (handled.kind === 'completed') publishDownstream(context, activated, handled.live ?? handled.output);
+    context.report(settledReport(context, handled, activated));
+  });
+  return inPhase('settled', context);
 }
 
-/** The key of a container block's container actor in the group (stopped with everything else). */
-function containerKey(ctx: BlockContext): string {
-  return containerRunKey(inboxKey(ctx.scopeKey, ctx.block.id));
+/**
+ * The block's task: its type's run, or for a container block one attempt of its container machine
+ * (container-task.ts). Either goes through runBlock, which applies the block's time limit and
+ * whole-block retry once for both.
+ */
+function taskOf(context: BlockContext, type: AnyBlockType): BlockType<any> {
+  return isContainerType(type) ? containerTask(type, context, blockLogic) : type;
 }
 
 /**
@@ -96,6 +93,7 @@ function containerKey(ctx: BlockContext): string {
  */
 function startTask(context: BlockContext, self: AnyActorRef): void {
   const shared = context.run;
+  const type = typeOf(context);
   // Method syntax, not arrow properties: tsx (esbuild keepNames) wraps every named arrow in a
   // defineProperty call, which showed in the per-block profile.
   const run: BlockRunInput = {
@@ -106,7 +104,7 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     trigger: shared.trigger,
     conversationId: shared.conversationId,
     services: shared.services,
-    type: typeOf(context) as BlockType<any>,
+    type: taskOf(context, type),
     block: context.block,
     runKey: inboxKey(context.scopeKey, context.block.id),
     scope: scopeOf(context),
@@ -123,101 +121,34 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
       if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.WAITING', blockId: context.block.id, iteration: null, info });
     };
   }
+  // a container's results name its children, whose own fields redaction keeps
+  if (isContainerType(type)) run.childTypes = typeOfName(context.workflow);
   void runBlock(run, context.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });
 }
 
-/**
- * Starts the loop or parallel actor of a container block; its end comes back as CONTAINER.DONE.
- * It lives in the execution's group, so the execution's end stops it with every other actor.
- * Returns the outcome instead when the config could not be resolved.
- */
-/** The container actor of each container type (one file per actor kind). */
-const CONTAINER_LOGIC: Readonly<Record<string, AnyActorLogic>> = { loop: loopMachine, parallel: parallelMachine };
-
-function startContainer(context: BlockContext, self: AnyActorRef): BlockOutcome | null {
-  context.prepared ??= prepareContainer(context);
-  if (context.prepared !== null && 'error' in context.prepared) {
-    return containerOutcome(context, { ok: false, results: [], error: null }, context.prepared.error);
-  }
-  if (context.prepared !== null) noteInput(context, context.prepared.recorded);
-  context.attempts += 1;
-  context.claim = newClaim();
-  const input: ContainerActorInput = { owner: context, config: context.prepared?.config ?? {}, blockLogic, claim: context.claim };
-  const logic = CONTAINER_LOGIC[context.block.type];
-  if (logic === undefined) return containerOutcome(context, { ok: false, results: [], error: null }, new TroupeError('INTERNAL', `no container actor runs block type "${context.block.type}"`));
-  const key = containerKey(context);
-  context.group.spawn(key, logic, input, (end) => {
-    if (self.getSnapshot().status !== 'active') return;
-    const output: ContainerOutput = 'output' in end ? (end.output as ContainerOutput) : { ok: false, results: [], error: errorInfo(end.error) };
-    self.send({ type: 'CONTAINER.DONE', output });
+function begin(context: BlockContext, scope: Scope): BlockSnapshot {
+  const at = context.run.services.clock.now();
+  const running: BlockContext = { ...context, startedAt: at };
+  scope.defer(() => {
+    running.report({ type: 'BLOCK.STARTED', blockId: running.block.id, at, iteration: running.iteration });
+    startTask(running, scope.self);
   });
-  const limit = context.block.timeoutMs;
-  if (limit !== undefined) {
-    const error = { code: 'BLOCK_TIMEOUT', message: `block "${context.block.name}" exceeded its ${limit} ms time limit` };
-    context.deadline = setTimeout(() => context.group.send(key, { type: 'CONTAINER.ABORT', error }), limit);
-  }
-  return null;
+  return inPhase('running', running);
 }
 
-/**
- * A container attempt has ended. A failure the block's `retry` allows is tried again after its
- * backoff (the same config, every iteration from the start, as a whole-block retry of any
- * block), unless the config alone decided it (`repeats`: another attempt would fail the same
- * way); otherwise the block settles with the outcome, its attempts counted.
- */
-function containerDone(snapshot: BlockSnapshot, output: ContainerOutput, self: AnyActorRef): BlockSnapshot {
-  const context = snapshot.context;
-  clearDeadline(context);
-  const outcome = containerOutcome(context, output, null);
-  if (outcome.kind === 'failed' && output.repeats !== true && retriesLeft(context, outcome.error.code)) {
-    context.run.services.clock.sleep(retryBackoffMs(context.block, context.attempts), context.cancel.signal).then(
-      () => {
-        if (self.getSnapshot().status === 'active') self.send({ type: 'CONTAINER.RETRY' });
-      },
-      // cancelled while waiting: the scope has ended, and so has this actor
-      () => undefined,
-    );
-    return snapshot;
-  }
-  context.report(settleWith(context, { ...outcome, attempts: context.attempts }));
-  return inPhase(snapshot, 'settled');
+function skip(context: BlockContext, scope: Scope): BlockSnapshot {
+  scope.defer(() => {
+    publishDownstream(context, [], null);
+    context.report(settledReport(context, null, []));
+  });
+  return inPhase('skipped', context);
 }
 
-function retriesLeft(context: BlockContext, code: string): boolean {
-  return context.attempts < (context.block.retry?.maxAttempts ?? 1) && !isPermanentCode(code) && !context.cancel.aborted;
-}
-
-function clearDeadline(context: BlockContext): void {
-  if (context.deadline !== null) clearTimeout(context.deadline);
-  context.deadline = null;
-}
-
-function begin(snapshot: BlockSnapshot, scope: Scope): BlockSnapshot {
-  const context = snapshot.context;
-  context.startedAt = Date.now();
-  context.report({ type: 'BLOCK.STARTED', blockId: context.block.id, at: context.startedAt, iteration: context.iteration });
-  if (!isContainerType(typeOf(context))) {
-    startTask(context, scope.self);
-    return inPhase(snapshot, 'running');
-  }
-  return containerAttempt(snapshot, scope.self);
-}
-
-/** Starts an attempt of the container: running, or settled at once when its config could not be resolved. */
-function containerAttempt(snapshot: BlockSnapshot, self: AnyActorRef): BlockSnapshot {
-  const failed = startContainer(snapshot.context, self);
-  if (failed === null) return inPhase(snapshot, 'running');
-  snapshot.context.report(settleWith(snapshot.context, failed));
-  return inPhase(snapshot, 'settled');
-}
-
-function skip(snapshot: BlockSnapshot): BlockSnapshot {
-  const context = snapshot.context;
-  publishDownstream(context, [], null);
-  context.report(settledReport(context, null, []));
-  return inPhase(snapshot, 'skipped');
+function hasKeys(o: Readonly<Record<string, unknown>>): boolean {
+  for (const _ in o) return true;
+  return false;
 }
 
 /** Folds one inbox message into the input states; runs or skips once every input is settled. */
@@ -225,41 +156,32 @@ function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): Bloc
   const context = snapshot.context;
   const { c, a, o } = msg;
   if (context.inputs.get(c) !== 'pending') return snapshot;
-  context.inputs.set(c, a ? 'active' : 'inactive');
-  assignOwn(context.known, o);
-  context.pending -= 1;
-  if (a) context.active += 1;
-  const readiness = readinessFromCounts(context.inputs.size, context.pending, context.active);
-  if (readiness === 'run') return begin(snapshot, scope);
-  if (readiness === 'skip') return skip(snapshot);
-  return snapshot;
+  const inputs = new Map(context.inputs).set(c, a ? 'active' : 'inactive');
+  let known = context.known;
+  if (hasKeys(o)) {
+    known = { ...known };
+    assignOwn(known, o);
+  }
+  const next: BlockContext = { ...context, inputs, known, pending: context.pending - 1, active: a ? context.active + 1 : context.active };
+  const readiness = readinessFromCounts(inputs.size, next.pending, next.active);
+  if (readiness === 'run') return begin(next, scope);
+  if (readiness === 'skip') return skip(next, scope);
+  return inPhase('waiting', next);
 }
 
 function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): BlockSnapshot {
   // the actor stops when its execution ends: a task or container result after that is dropped
   if (event.type === 'xstate.stop') {
-    clearDeadline(snapshot.context);
-    // its container machine is stopped with it, before its end: what that attempt held goes back
-    if (snapshot.context.claim !== null) releaseClaim(snapshot.context.budget, snapshot.context.claim, false);
     return { status: 'stopped', output: undefined, error: undefined, phase: snapshot.phase, context: snapshot.context };
   }
   switch (snapshot.phase) {
     case 'waiting':
       if (event.type === 'INPUT') return onInput(snapshot, event.msg, scope);
-      if (event.type === 'START') return begin(snapshot, scope);
-      if (event.type === 'SKIP') return skip(snapshot);
+      if (event.type === 'START') return begin(snapshot.context, scope);
+      if (event.type === 'SKIP') return skip(snapshot.context, scope);
       return snapshot;
     case 'running':
-      if (event.type === 'RUN.DONE') {
-        snapshot.context.report(settleWith(snapshot.context, event.outcome));
-        return inPhase(snapshot, 'settled');
-      }
-      if (event.type === 'CONTAINER.DONE') return containerDone(snapshot, event.output, scope.self);
-      if (event.type === 'CONTAINER.RETRY') {
-        const { block, iteration } = snapshot.context;
-        snapshot.context.report({ type: 'CONTAINER.ATTEMPT', blockId: block.id, iteration });
-        return containerAttempt(snapshot, scope.self);
-      }
+      if (event.type === 'RUN.DONE') return settle(snapshot.context, event.outcome, scope);
       return snapshot;
     default:
       return snapshot;
@@ -291,10 +213,6 @@ function initialContext(input: BlockActorInput): BlockContext {
     active: 0,
     known: input.known === undefined ? {} : { ...input.known },
     startedAt: null,
-    prepared: null,
-    attempts: 0,
-    deadline: null,
-    claim: null,
   };
 }
 

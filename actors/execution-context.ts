@@ -4,12 +4,13 @@
  * without importing the machine.
  */
 import type { Bus, Subscription } from '../src/bus/types.js';
+import type { CancelTimer, Clock } from '../src/model/clock.js';
 import type { CompiledWorkflow } from '../src/model/graph.js';
 import type { ExecutionLimits } from '../src/model/limits.js';
 import type { ResumePlan } from '../src/model/resume.js';
 import type { ExecutionBudget } from '../src/runtime/budget.js';
 import type { ExecutionLedger } from '../src/runtime/execution-state.js';
-import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput } from '../src/runtime/types.js';
+import type { BlockLogEntry, ExecutionError, ExecutionEvent, ExecutionResult, ResponseOutput, WaitingEntry } from '../src/runtime/types.js';
 import type { BlockActorInput } from './block-input.js';
 import type { CancelScope } from './cancel-scope.js';
 import type { ActorGroup } from './group.js';
@@ -55,6 +56,8 @@ export interface ExecutionActorInput {
 
 export interface ExecutionContext extends ExecutionActorInput {
   startedAt: number;
+  /** the engine's clock (its services'): every time the execution reads or waits for */
+  clock: Clock;
   /** every block actor of the execution, by inbox key */
   group: ActorGroup;
   /** ends with the execution: cancels running blocks */
@@ -63,15 +66,18 @@ export interface ExecutionContext extends ExecutionActorInput {
   budget: ExecutionBudget;
   /** mutated in place (see ExecutionLedger) */
   ledger: ExecutionLedger;
+  /** assigned by the transition that decides the end; the result is built from them (the machine's output) */
   response: ResponseOutput | null;
   error: ExecutionError | null;
-  result: ExecutionResult | null;
+  status: ExecutionResult['status'] | null;
+  /** what a parked execution waits for and the running time it used, taken before its blocks go */
+  parked: { waiting: WaitingEntry[]; activeMs: number } | null;
   /** the block actors' reports not yet applied (see reporter) */
   reports: ReportQueue | null;
   /** the execution's one bus subscription (see openChannel), closed at the end */
   channel: Subscription | null;
-  /** the time limit (see startDeadline), cleared at the end */
-  deadline: NodeJS.Timeout | null;
+  /** cancels the time limit's timer (see startDeadline); called at the end */
+  deadline: CancelTimer | null;
   /** when the time limit falls while it runs (paused while only waiting blocks remain) */
   deadlineAt: number;
   /** blocks waiting (waiting.ts); null until one does */

@@ -1,11 +1,11 @@
-import { setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import type { Subscription } from '../src/bus/types.js';
 import { TroupeError } from '../src/errors.js';
 import { executionControl, executionSubjects } from '../src/bus/subjects.js';
 import { ExecutionBudget } from '../src/runtime/budget.js';
 import { ROOT_SCOPE } from '../src/model/block-run.js';
 import { startDecision } from '../src/model/readiness.js';
-import { MAX_TIMER_MS } from '../src/model/schema.js';
+import type { CancelTimer } from '../src/model/clock.js';
 import { buildResult, ExecutionLedger, finalOutput, type ExecutionContextData } from '../src/runtime/execution-state.js';
 import type { ExecutionError, ExecutionResult } from '../src/runtime/types.js';
 import { blockAtRest, blockLogic } from './block.js';
@@ -14,7 +14,7 @@ import { CancelScope } from './cancel-scope.js';
 import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
-import { activeAtPark, clearWaiting, deadlineControl, waitingList } from './waiting.js';
+import { activeAtPark, clearWaiting, waitingList } from './waiting.js';
 import type { ExecutionActorInput, ExecutionContext, ExecutionEventIn } from './execution-context.js';
 import { reporter } from './execution-reports.js';
 import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type InboxMessage } from './messages.js';
@@ -80,12 +80,13 @@ function openChannel(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): v
  */
 function stopBlocks({ context }: { context: ExecutionContext }): void {
   releaseBlocks(context);
-  context.ledger.cancelRunning(Date.now());
+  context.ledger.cancelRunning(context.clock.now());
 }
 
 /** What ending and parking share: the timers, the subscription and the block actors go. */
 function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED): void {
-  if (context.deadline !== null) clearTimeout(context.deadline);
+  context.deadline?.();
+  context.deadline = null;
   clearWaiting(context);
   context.channel?.unsubscribe();
   context.reports?.drain();
@@ -95,60 +96,45 @@ function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED)
 
 /**
  * Parks the execution (waiting.ts): the waiting blocks' logs stay `waiting` and the blocks not
- * yet run stay pending; a later run resumes from the stored logs.
+ * yet run stay pending; a later run resumes from the stored logs. What it waits for was assigned
+ * by the PARK transition, before the blocks go.
  */
 function park({ context }: { context: ExecutionContext }): void {
-  const activeMs = activeAtPark(context);
-  const waiting = waitingList(context);
   releaseBlocks(context, PARKED);
-  finish(context, 'waiting', null, null);
-  if (context.result !== null) {
-    context.result.waiting = waiting;
-    context.result.activeMs = activeMs;
-  }
 }
 
 /**
- * The execution's time limit as one plain timer sending TIMEOUT, not an XState `after`: a delayed
- * transition cost a scheduled-event entry, its key and its cancel action on every execution,
- * several percent of a short one's start.
+ * The execution's time limit as one plain timer on the execution's clock sending TIMEOUT, not an
+ * XState `after`: a delayed transition cost a scheduled-event entry, its key and its cancel action
+ * on every execution, several percent of a short one's start.
  */
-function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): NodeJS.Timeout {
-  ctx.deadlineAt = Date.now() + ctx.timeoutMs;
-  return setTimeout(() => self.send({ type: 'TIMEOUT' }), Math.min(ctx.timeoutMs, MAX_TIMER_MS));
+function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): void }): CancelTimer {
+  ctx.deadlineAt = ctx.clock.now() + ctx.timeoutMs;
+  return ctx.clock.setTimer(ctx.timeoutMs, () => self.send({ type: 'TIMEOUT' }));
 }
 
-function finish(ctx: ExecutionContext, status: ExecutionResult['status'], output: unknown, error: ExecutionError | null): void {
+/**
+ * The run's result, from what its end assigned: computed by the machine's output, once the final
+ * state's entry has stopped the blocks (and applied the reports still queued).
+ */
+function resultOf(ctx: ExecutionContext): ExecutionResult | null {
+  const status = ctx.status;
+  if (status === null) return null;
   const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
-  ctx.result = buildResult(base, { status, output, error, response: ctx.response, at: Date.now() });
+  const output = status === 'completed' ? (ctx.response ?? finalOutput(ctx.workflow, ctx.ledger)) : null;
+  const error = status === 'failed' || status === 'cancelled' ? ctx.error : null;
+  const result = buildResult(base, { status, output, error, response: ctx.response, at: ctx.clock.now() });
+  if (ctx.parked !== null) {
+    result.waiting = ctx.parked.waiting;
+    result.activeMs = ctx.parked.activeMs;
+  }
+  return result;
 }
 
-type Args<E extends ExecutionEventIn['type'] = ExecutionEventIn['type']> = { context: ExecutionContext; event: Extract<ExecutionEventIn, { type: E }> };
+const CANCELLED_ERROR: ExecutionError = { code: 'CANCELLED', message: 'execution cancelled', blockId: null };
 
-// The machine's actions. The context is this execution's own mutable state (like the ledger), so
-// they write it in place rather than through `assign`: an assign copies the whole context and
-// clones the snapshot, which was the largest single cost of a short execution's machine.
-
-function timedOut({ context }: Args): void {
-  context.error = { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${context.limitMs ?? context.timeoutMs} ms time limit`, blockId: null };
-}
-function blockFailed({ context, event }: Args<'BLOCK.FAILED'>): void {
-  context.error = event.error;
-}
-function responded({ context, event }: Args<'BLOCK.RESPONDED'>): void {
-  context.response = event.response;
-}
-function cancelled({ context }: Args): void {
-  context.error = { code: 'CANCELLED', message: 'execution cancelled', blockId: null };
-}
-function endCompleted({ context }: Args): void {
-  finish(context, 'completed', context.response ?? finalOutput(context.workflow, context.ledger), null);
-}
-function endFailed({ context }: Args): void {
-  finish(context, 'failed', null, context.error);
-}
-function endCancelled({ context }: Args): void {
-  finish(context, 'cancelled', null, context.error);
+function timeoutError(ctx: ExecutionContext): ExecutionError {
+  return { code: 'EXECUTION_TIMEOUT', message: `execution exceeded its ${ctx.limitMs ?? ctx.timeoutMs} ms time limit`, blockId: null };
 }
 
 /** Field by field, not a spread of the input: a fixed shape, built once per execution. */
@@ -168,14 +154,16 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     resume: input.resume,
     limits: input.limits,
     parkAfterMs: input.parkAfterMs,
-    startedAt: input.startedAt ?? Date.now(),
+    startedAt: input.startedAt ?? input.blockRun.services.clock.now(),
+    clock: input.blockRun.services.clock,
     group: new ActorGroup(blockActorFailed(self)),
     cancel: new CancelScope(),
     budget: new ExecutionBudget(input.limits),
     ledger: new ExecutionLedger(input.workflow, input.limits.maxLogBytes),
     response: null,
     error: null,
-    result: null,
+    status: null,
+    parked: null,
     reports: null,
     channel: null,
     deadline: null,
@@ -221,19 +209,24 @@ export const executionMachine = setup({
           else if (decision === 'skip') group.send(inboxKey(ROOT_SCOPE, id), { type: 'SKIP' });
         }
       },
+      // The end, decided: one assign per execution (an assign copies the context, so there is
+      // no other), then the final state's entry stops the blocks.
       on: {
-        TIMEOUT: { target: 'failed', actions: timedOut },
-        'BLOCK.FAILED': { target: 'failed', actions: blockFailed },
-        'BLOCK.RESPONDED': { target: 'completed', actions: responded },
-        'ALL.SETTLED': { target: 'completed' },
-        CANCEL: { target: 'cancelled', actions: cancelled },
-        PARK: { target: 'waiting' },
+        TIMEOUT: { target: 'failed', actions: assign({ status: 'failed', error: ({ context }) => timeoutError(context) }) },
+        'BLOCK.FAILED': { target: 'failed', actions: assign({ status: 'failed', error: ({ event }) => event.error }) },
+        'BLOCK.RESPONDED': { target: 'completed', actions: assign({ status: 'completed', response: ({ event }) => event.response }) },
+        'ALL.SETTLED': { target: 'completed', actions: assign({ status: 'completed' }) },
+        CANCEL: { target: 'cancelled', actions: assign({ status: 'cancelled', error: CANCELLED_ERROR }) },
+        PARK: {
+          target: 'waiting',
+          actions: assign({ status: 'waiting', parked: ({ context }) => ({ waiting: waitingList(context), activeMs: activeAtPark(context) }) }),
+        },
       },
     },
     waiting: { type: 'final', entry: park },
-    completed: { type: 'final', entry: [stopBlocks, endCompleted] },
-    failed: { type: 'final', entry: [stopBlocks, endFailed] },
-    cancelled: { type: 'final', entry: [stopBlocks, endCancelled] },
+    completed: { type: 'final', entry: stopBlocks },
+    failed: { type: 'final', entry: stopBlocks },
+    cancelled: { type: 'final', entry: stopBlocks },
   },
-  output: ({ context }) => ({ result: context.result, data: context.ledger.snapshot() }),
+  output: ({ context }) => ({ result: resultOf(context), data: context.ledger.snapshot() }),
 });

@@ -36,16 +36,23 @@ export interface SpawnScope {
   cancel: CancelScope;
 }
 
+/** The child actors of one iteration, planned before any is spawned (see startIteration). */
+export interface IterationPlan {
+  children: { key: string; input: BlockActorInput; decision: ReturnType<typeof startDecision> }[];
+  progress: IterationProgress;
+}
+
 /**
- * Spawns the child block actors of iteration `index` into the execution's group and starts the
- * ones with no sibling input. Returns the progress record of the iteration.
+ * What iteration `index` spawns: one child block actor per child block, in this iteration's
+ * scope, and the progress record the container keeps for it. Pure: the container assigns the
+ * progress and leaves the spawning to an action (startIteration).
  */
-export function spawnIteration(
+export function planIteration(
   input: ContainerActorInput,
   index: number,
   scope: { loop?: IterationScope; parallel?: IterationScope },
   spawn: SpawnScope,
-): IterationProgress {
+): IterationPlan {
   const { owner } = input;
   const scopeKey = scopeKeyOf(owner, index);
   const children = owner.block.children.map((childId) => {
@@ -64,12 +71,34 @@ export function spawnIteration(
     };
     return { key: inboxKey(scopeKey, childId), input: childInput, decision: startDecision(owner.workflow, childId) };
   });
-  for (const c of children) owner.group.spawn(c.key, input.blockLogic, c.input);
-  for (const c of children) {
+  return { children, progress: { remaining: children.length, outputs: new Map(), keys: children.map((c) => c.key) } };
+}
+
+/** The action of a planned iteration: spawns its actors into the execution's group, then starts those with no sibling input. */
+export function startIteration(owner: BlockActorInput, blockLogic: ContainerActorInput['blockLogic'], plan: IterationPlan): void {
+  for (const c of plan.children) owner.group.spawn(c.key, blockLogic, c.input);
+  for (const c of plan.children) {
     if (c.decision === 'run') owner.group.send(c.key, { type: 'START' });
     else if (c.decision === 'skip') owner.group.send(c.key, { type: 'SKIP' });
   }
-  return { remaining: children.length, outputs: new Map(), keys: children.map((c) => c.key) };
+}
+
+/**
+ * A container's finished iterations, newest first, as an immutable list: adding one is a new
+ * head (no copy of the others, so a long loop stays linear without writing its context in
+ * place); the results array is built once, at the end.
+ */
+export type ResultList = { index: number; result: Record<string, Record<string, unknown>>; rest: ResultList } | null;
+
+export function withResult(list: ResultList, index: number, result: Record<string, Record<string, unknown>>): ResultList {
+  return { index, result, rest: list };
+}
+
+/** The results ordered by iteration (branch) index. */
+export function resultsOf(list: ResultList): Record<string, Record<string, unknown>>[] {
+  const out: Record<string, Record<string, unknown>>[] = [];
+  for (let node = list; node !== null; node = node.rest) out[node.index] = node.result;
+  return out;
 }
 
 /**

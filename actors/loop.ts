@@ -9,7 +9,11 @@ import {
   reportIteration,
   routeReports,
   settleChild,
-  spawnIteration,
+  planIteration,
+  startIteration,
+  resultsOf,
+  withResult,
+  type ResultList,
   closeIteration,
   openBranches,
   planBreach,
@@ -30,7 +34,8 @@ interface LoopContext extends ContainerActorInput {
   holds: boolean | undefined;
   progress: IterationProgress | null;
   lastOutputs: Record<string, unknown>;
-  results: Record<string, Record<string, unknown>>[];
+  /** the finished iterations' results (in order in the output) */
+  results: ResultList;
   error: ErrorInfo | null;
   /** the failure is decided by the config alone (see LoopStep): not worth a retry */
   repeats: boolean;
@@ -141,7 +146,7 @@ export const loopMachine = setup({
     holds: undefined,
     progress: null,
     lastOutputs: {},
-    results: [],
+    results: null,
     repeats: false,
   }),
   initial: 'deciding',
@@ -181,12 +186,13 @@ export const loopMachine = setup({
         enqueue(() => reportIteration(context.owner, index, context.total));
         if (empty) {
           // an empty body still counts as an iteration, with an empty result
-          enqueue.assign({ results: [...context.results, {}], done: index + 1, progress: null, holds: undefined });
+          enqueue.assign({ results: withResult(context.results, index, {}), done: index + 1, progress: null, holds: undefined });
           return;
         }
         const spawn = { report: routeReports(context.owner, (e) => self.send(e)), cancel: context.cancel };
-        const progress = spawnIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
-        enqueue.assign({ progress, holds: undefined });
+        const planned = planIteration(context, index, { loop: loopScope(context, index), ...(parallel ? { parallel } : {}) }, spawn);
+        enqueue.assign({ progress: planned.progress, holds: undefined });
+        enqueue(() => startIteration(context.owner, context.blockLogic, planned));
       }),
       on: {
         // settles of this container's own children arrive here, and a halt when a response completed inside (routeReports)
@@ -204,13 +210,13 @@ export const loopMachine = setup({
               const settled = settleChild(context.owner, context.progress, event);
               enqueue.assign({ progress: settled.progress });
               if (settled.result === null) return;
-              context.owner.group.stop(settled.progress.keys);
+              const keys = settled.progress.keys;
+              enqueue(() => context.owner.group.stop(keys));
               const over = closeIteration(context.owner, context.claim, settled.result);
-              enqueue(() => reportIteration(context.owner, context.done, context.total, settled.result));
-              // appended in place: a copy per iteration made a long loop quadratic
               const result = settled.result;
-              enqueue(() => context.results.push(result));
+              enqueue(() => reportIteration(context.owner, context.done, context.total, result));
               enqueue.assign({
+                results: withResult(context.results, context.done, result),
                 lastOutputs: Object.fromEntries(settled.progress.outputs),
                 done: context.done + 1,
                 progress: null,
@@ -228,5 +234,5 @@ export const loopMachine = setup({
     finished: { type: 'final', entry: ({ context }) => endLoop(context, true) },
     failed: { type: 'final', entry: ({ context }) => endLoop(context, false) },
   },
-  output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error, repeats: context.repeats }),
+  output: ({ context }) => ({ ok: context.error === null, results: resultsOf(context.results), error: context.error, repeats: context.repeats }),
 });

@@ -7,11 +7,15 @@ import {
   reportIteration,
   routeReports,
   settleChild,
-  spawnIteration,
+  planIteration,
+  startIteration,
   closeIteration,
   openBranches,
   planBreach,
   releaseBudget,
+  resultsOf,
+  withResult,
+  type ResultList,
 } from './iteration.js';
 import type { BudgetClaim } from '../src/runtime/budget.js';
 import type { ContainerActorInput, ContainerMachineEvent, ContainerOutput, IterationProgress } from './block-input.js';
@@ -26,7 +30,8 @@ interface ParallelContext extends ContainerActorInput {
   nextIndex: number;
   running: Map<number, IterationProgress>;
   finished: number;
-  results: Record<string, Record<string, unknown>>[];
+  /** the finished branches' results (ordered by index in the output) */
+  results: ResultList;
   error: ErrorInfo | null;
   /** what this attempt holds of the execution's budget (branches running, results' bytes) */
   claim: BudgetClaim;
@@ -54,39 +59,39 @@ function branches(config: Record<string, unknown>): Plan {
     : { items: [], total: 0, concurrency, error: { code: 'INVALID_CONFIG', message: items.message } };
 }
 
-/** The part of XState's `enqueue` that startBranches uses. */
-interface Enqueue {
-  (action: () => void): void;
-  assign(values: Partial<ParallelContext>): void;
-  raise(event: ContainerMachineEvent): void;
+/** What starting branches changes (assigned) and does (actions, in order), or the limit it hits. */
+interface BranchStart {
+  next: Pick<ParallelContext, 'running' | 'results' | 'finished' | 'nextIndex'>;
+  actions: (() => void)[];
+  over: ErrorInfo | null;
 }
 
-/** Starts as many branches as the concurrency limit allows, in index order. */
-function startBranches(ctx: ParallelContext, enqueue: Enqueue, self: { send(e: ContainerMachineEvent): void }): void {
+/** Starts as many branches as the concurrency limit allows, in index order: decided here, spawned by the returned actions. */
+function startBranches(ctx: ParallelContext, self: { send(e: ContainerMachineEvent): void }): BranchStart {
+  const next = { running: ctx.running, results: ctx.results, finished: ctx.finished, nextIndex: ctx.nextIndex };
   const empty = ctx.owner.block.children.length === 0;
   const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency, empty);
-  if (indexes.length === 0) return;
+  if (indexes.length === 0) return { next, actions: [], over: null };
   const over = empty ? null : openBranches(ctx.owner, ctx.claim, indexes.length);
-  if (over !== null) {
-    enqueue.raise({ type: 'CONTAINER.ABORT', error: over });
-    return;
-  }
+  if (over !== null) return { next, actions: [], over };
   const running = new Map(ctx.running);
-  const results = ctx.results;
-  let finished = ctx.finished;
+  const actions: (() => void)[] = [];
   const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.cancel };
   for (const index of indexes) {
-    enqueue(() => reportIteration(ctx.owner, index, ctx.total));
+    actions.push(() => reportIteration(ctx.owner, index, ctx.total));
     if (empty) {
-      results[index] = {};
-      finished += 1;
+      next.results = withResult(next.results, index, {});
+      next.finished += 1;
       continue;
     }
     const scope = { index, item: ctx.items.length > 0 ? ctx.items[index] : index, items: ctx.items };
-    running.set(index, spawnIteration(ctx, index, { parallel: scope, ...(ctx.owner.loop ? { loop: ctx.owner.loop } : {}) }, spawn));
+    const planned = planIteration(ctx, index, { parallel: scope, ...(ctx.owner.loop ? { loop: ctx.owner.loop } : {}) }, spawn);
+    running.set(index, planned.progress);
+    actions.push(() => startIteration(ctx.owner, ctx.blockLogic, planned));
   }
-  const nextIndex = (indexes[indexes.length - 1] ?? ctx.nextIndex) + 1;
-  enqueue.assign({ running, results, finished, nextIndex });
+  next.running = running;
+  next.nextIndex = (indexes[indexes.length - 1] ?? ctx.nextIndex) + 1;
+  return { next, actions, over: null };
 }
 
 /**
@@ -115,7 +120,7 @@ export const parallelMachine = setup({
     nextIndex: 0,
     running: new Map(),
     finished: 0,
-    results: [],
+    results: null,
   }),
   initial: 'checking',
   // the block's time limit: ends this attempt wherever it is (the final states ignore it)
@@ -127,7 +132,15 @@ export const parallelMachine = setup({
       always: [{ guard: 'broken', target: 'failed' }, { target: 'running' }],
     },
     running: {
-      entry: enqueueActions(({ context, enqueue, self }) => startBranches(context, enqueue as unknown as Enqueue, self)),
+      entry: enqueueActions(({ context, enqueue, self }) => {
+        const started = startBranches(context, self);
+        if (started.over !== null) {
+          enqueue.raise({ type: 'CONTAINER.ABORT', error: started.over });
+          return;
+        }
+        enqueue.assign(started.next);
+        for (const action of started.actions) enqueue(action);
+      }),
       always: { guard: 'allDone', target: 'finished' },
       on: {
         // settles of this container's own children arrive here, and a halt when a response completed inside (routeReports)
@@ -152,19 +165,23 @@ export const parallelMachine = setup({
                 return;
               }
               running.delete(index);
-              context.owner.group.stop(progress.keys);
+              enqueue(() => context.owner.group.stop(progress.keys));
               const over = closeIteration(context.owner, context.claim, settled.result);
               if (over !== null) {
                 enqueue.raise({ type: 'CONTAINER.ABORT', error: over });
                 return;
               }
-              // written in place: a copy per branch made a large parallel quadratic
-              const results = context.results;
-              results[index] = settled.result;
-              enqueue(() => reportIteration(context.owner, index, context.total, settled.result));
-              const next = { ...context, running, results, finished: context.finished + 1 };
-              enqueue.assign({ running, results, finished: next.finished });
-              startBranches(next, enqueue as unknown as Enqueue, self);
+              const result = settled.result;
+              enqueue(() => reportIteration(context.owner, index, context.total, result));
+              const branchDone = { ...context, running, results: withResult(context.results, index, result), finished: context.finished + 1 };
+              const started = startBranches(branchDone, self);
+              if (started.over !== null) {
+                enqueue.assign({ running, results: branchDone.results, finished: branchDone.finished });
+                enqueue.raise({ type: 'CONTAINER.ABORT', error: started.over });
+                return;
+              }
+              enqueue.assign(started.next);
+              for (const action of started.actions) enqueue(action);
             }),
           },
         ],
@@ -175,6 +192,6 @@ export const parallelMachine = setup({
     finished: { type: 'final', entry: ({ context }) => endParallel(context, true) },
     failed: { type: 'final', entry: ({ context }) => endParallel(context, false) },
   },
-  output: ({ context }) => ({ ok: context.error === null, results: context.results, error: context.error }),
+  output: ({ context }) => ({ ok: context.error === null, results: resultsOf(context.results), error: context.error }),
 });
 

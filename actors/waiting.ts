@@ -6,7 +6,7 @@
  * falls due. Shorter waits stay in memory, so a sync caller gets its answer as before.
  */
 import type { WaitingInfo } from '../src/blocks/types.js';
-import { MAX_TIMER_MS } from '../src/model/schema.js';
+import type { CancelTimer, Clock } from '../src/model/clock.js';
 import type { ExecutionLedger } from '../src/runtime/execution-state.js';
 import type { WaitingEntry } from '../src/runtime/types.js';
 
@@ -22,11 +22,13 @@ export interface WaitingState {
   entries: Map<string, WaitingEntry>;
   /** the time limit left when it was paused; null while it runs */
   pausedLeftMs: number | null;
-  quiet: NodeJS.Timeout | null;
+  /** cancels the park check's timer while it is armed */
+  quiet: CancelTimer | null;
 }
 
 export interface WaitingHost {
   ledger: ExecutionLedger;
+  clock: Clock;
   waits: WaitingState | null;
   /** when the time limit falls (ms since the epoch) while it runs */
   deadlineAt: number;
@@ -66,16 +68,16 @@ export interface DeadlineControl {
 }
 
 /** Pauses and resumes the execution's time limit timer: waiting time does not count against it (SPEC §2.1). */
-export function deadlineControl(host: { deadline: NodeJS.Timeout | null; deadlineAt: number }, timeout: () => void): DeadlineControl {
+export function deadlineControl(host: { clock: Clock; deadline: CancelTimer | null; deadlineAt: number }, timeout: () => void): DeadlineControl {
   return {
     pause: () => {
-      if (host.deadline !== null) clearTimeout(host.deadline);
+      host.deadline?.();
       host.deadline = null;
-      return Math.max(0, host.deadlineAt - Date.now());
+      return Math.max(0, host.deadlineAt - host.clock.now());
     },
     resume: (leftMs) => {
-      host.deadlineAt = Date.now() + leftMs;
-      host.deadline = setTimeout(timeout, Math.min(leftMs, MAX_TIMER_MS));
+      host.deadlineAt = host.clock.now() + leftMs;
+      host.deadline = host.clock.setTimer(leftMs, timeout);
     },
   };
 }
@@ -90,28 +92,28 @@ export function reviewWaiting(host: WaitingHost, deadline: DeadlineControl, park
   if (!host.ledger.onlyWaiting) {
     if (waits.pausedLeftMs !== null) deadline.resume(waits.pausedLeftMs);
     waits.pausedLeftMs = null;
-    if (waits.quiet !== null) clearTimeout(waits.quiet);
+    waits.quiet?.();
     waits.quiet = null;
     return;
   }
   waits.pausedLeftMs ??= deadline.pause();
   const due = earliestDue(waits);
   if (host.parkAfterMs === undefined || waits.quiet !== null) return;
-  if (due !== null && due - Date.now() <= host.parkAfterMs) return;
-  waits.quiet = setTimeout(() => {
+  if (due !== null && due - host.clock.now() <= host.parkAfterMs) return;
+  waits.quiet = host.clock.setTimer(PARK_QUIET_MS, () => {
     waits.quiet = null;
     if (host.ledger.onlyWaiting) park();
-  }, PARK_QUIET_MS);
+  });
 }
 
 export function clearWaiting(host: WaitingHost): void {
-  if (host.waits?.quiet) clearTimeout(host.waits.quiet);
+  host.waits?.quiet?.();
 }
 
 /** The running time used when parking: the whole limit less what was left of it when it paused. */
 export function activeAtPark(host: WaitingHost): number {
   const limit = host.limitMs ?? host.timeoutMs;
-  const left = host.waits?.pausedLeftMs ?? Math.max(0, host.deadlineAt - Date.now());
+  const left = host.waits?.pausedLeftMs ?? Math.max(0, host.deadlineAt - host.clock.now());
   return Math.max(0, limit - left);
 }
 

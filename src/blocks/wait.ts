@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { localRunKey } from '../model/block-run.js';
 import { TroupeError } from '../errors.js';
-import { DAY_MS, DEFAULT_MAX_WAIT_DAYS, waitDue } from '../model/wait.js';
+import { DAY_MS, DEFAULT_MAX_WAIT_DAYS, parseUntil, waitDue, type WaitDue } from '../model/wait.js';
 import { isWholePlaceholder } from '../model/ref-parse.js';
 import type { BlockRunContext, BlockType } from './types.js';
 
@@ -31,10 +31,17 @@ export const waitConfigSchema = z
     // a value known only at run time is checked when the block runs
     const field = c.duration !== undefined ? 'duration' : 'until';
     if (!literal(c[field])) return;
-    // an `until` in the past is refused on save only (validateSaved): by the time a run reads it, it may be
-    const due = waitDue(c, Date.now(), maxWaitMs, true);
-    if ('problem' in due) ctx.addIssue({ code: 'custom', message: due.problem, path: [field] });
+    // What does not depend on the time: a readable duration within the longest wait, a readable
+    // date. How far off an `until` is depends on when it is read: the save checks it against the
+    // wall clock (validateSaved), a run against its engine's clock (run), so that the config
+    // parse a run makes reads no clock of its own.
+    const problem = field === 'duration' || parseUntil(c.until) === null ? problemOf(waitDue(c, 0, maxWaitMs)) : null;
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, path: [field] });
   });
+
+function problemOf(due: WaitDue): string | null {
+  return 'problem' in due ? due.problem : null;
+}
 
 export type WaitConfig = z.infer<typeof waitConfigSchema>;
 
@@ -54,7 +61,8 @@ export const waitBlock: BlockType<WaitConfig> = {
   handles: () => ['success', 'error'],
   validateSaved(config) {
     if (typeof config.until !== 'string' || !literal(config.until)) return [];
-    const due = waitDue({ until: config.until }, Date.now(), Number.POSITIVE_INFINITY);
+    // a save is checked against the wall clock: it is no run, and has no engine's clock to ask
+    const due = waitDue({ until: config.until }, Date.now(), maxWaitMs);
     return 'problem' in due ? [{ path: ['until'], message: due.problem }] : [];
   },
   async run(ctx) {

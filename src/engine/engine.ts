@@ -29,8 +29,8 @@ export class Engine implements RunOwner {
   private processSecrets: { stored: ReadonlyMap<string, string>; map: Map<string, string> } | undefined;
 
   constructor(private readonly deps: RuntimeDeps, private readonly onError: (err: unknown) => void = () => undefined) {
-    this.persister = deps.executions ? new BoundaryPersister(deps.executions, onError) : undefined;
-    this.outbox = new EventOutbox(deps.bus, onError);
+    this.persister = deps.executions ? new BoundaryPersister(deps.executions, onError, deps.services.clock) : undefined;
+    this.outbox = new EventOutbox(deps.bus, onError, { clock: deps.services.clock });
   }
 
   get inflight(): number {
@@ -42,12 +42,12 @@ export class Engine implements RunOwner {
     // its blocks talk over the bus: started while NATS is away, the run would hang until its time
     // limit; refused (retryable), a stored trigger (webhook event, schedule fire) starts it later
     if (!this.deps.bus.connected) throw unavailableError('executions cannot start while the bus is reconnecting to its server; retry later');
-    const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId();
+    const id = req.executionId ?? this.deps.newId?.() ?? newExecutionId(this.deps.services.clock.now());
     const found = this.loadSecrets(workflow);
     const secrets = withSentCredentials(workflow, found instanceof Map ? found : await found);
     const secretValues = redactionValues(secrets);
     // one start time for the record and the run, so the record's durationMs spans its own startedAt
-    const startedAt = Date.now();
+    const startedAt = this.deps.services.clock.now();
     const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt));
     if (req.awaitRecord !== false) await recorded;
     // a resumed run's record exists already; its events go on after the stored ones

@@ -1,8 +1,11 @@
 import { TroupeError } from '../errors.js';
-import type { Clock } from '../blocks/types.js';
+import type { CancelTimer, Clock, TimerOptions } from '../model/clock.js';
 import { MAX_TIMER_MS } from '../model/schema.js';
 
-/** The real clock; tests inject their own (DESIGN example 3). */
+/** a longer delay would fire at once (Node clamps it to 1 ms): a longer timer fires at the longest it can */
+const timerMs = (ms: number): number => Math.min(MAX_TIMER_MS, Math.max(0, ms));
+
+/** The real clock; tests inject their own (DESIGN example 3; test/helpers/fake-clock.ts). */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) =>
@@ -11,15 +14,19 @@ export const systemClock: Clock = {
         reject(new TroupeError('CANCELLED', 'cancelled while waiting'));
         return;
       }
-      // a longer delay would fire at once (Node clamps it to 1 ms): a backoff doubled past it waits the longest it can
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      }, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
+      }, timerMs(ms));
       const onAbort = (): void => {
         clearTimeout(timer);
         reject(new TroupeError('CANCELLED', 'cancelled while waiting'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
+  setTimer(ms: number, fire: () => void, options?: TimerOptions): CancelTimer {
+    const timer = setTimeout(fire, timerMs(ms));
+    if (options?.background === true) timer.unref();
+    return () => clearTimeout(timer);
+  },
 };

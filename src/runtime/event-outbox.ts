@@ -15,12 +15,16 @@
  */
 import type { Bus } from '../bus/types.js';
 import { TroupeError } from '../errors.js';
+import type { CancelTimer, Clock } from '../model/clock.js';
+import { systemClock } from './clock.js';
 
 export interface OutboxOptions {
   /** events held at most (default 10 000) */
   capacity?: number;
   /** how long the bus must have been back before held events go out (default 3 s) */
   graceMs?: number;
+  /** what the retries wait on and the grace period is read against (default the system clock) */
+  clock?: Clock;
 }
 
 const DEFAULT_CAPACITY = 10_000;
@@ -39,13 +43,14 @@ interface Held {
 
 export class EventOutbox {
   private queue: Held[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private timer: CancelTimer | undefined;
   /** one overflow warning per outage: reset once everything held is out */
   private warned = false;
   /** when the bus was first seen connected again since events were held */
   private upSince: number | undefined;
   private readonly capacity: number;
   private readonly graceMs: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly bus: Bus,
@@ -54,6 +59,7 @@ export class EventOutbox {
   ) {
     this.capacity = opts.capacity ?? DEFAULT_CAPACITY;
     this.graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
+    this.clock = opts.clock ?? systemClock;
   }
 
   /** how many events wait for the bus */
@@ -75,7 +81,7 @@ export class EventOutbox {
 
   private later(): void {
     // it only waits for the bus: it must not keep a stopping process alive
-    this.timer ??= setTimeout(this.retry, RETRY_MS).unref();
+    this.timer ??= this.clock.setTimer(RETRY_MS, this.retry, { background: true });
   }
 
   private readonly retry = (): void => {
@@ -88,7 +94,7 @@ export class EventOutbox {
       if (this.queue.length > 0) this.later();
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     this.upSince ??= now;
     if (now - this.upSince < this.graceMs) this.later();
     else this.drain();

@@ -13,7 +13,3 @@ export function isoAt(ms: number): string {
   }
   return lastIso;
 }
-
-export function isoNow(): string {
-  return isoAt(Date.now());
-}

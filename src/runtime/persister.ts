@@ -1,6 +1,8 @@
 import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, LogIdentity, ExecutionEvent as StoredEvent } from '../store/types.js';
 import { logKey } from '../model/block-run.js';
-import { isoNow } from './iso.js';
+import type { Clock } from '../model/clock.js';
+import { systemClock } from './clock.js';
+import { isoAt } from './iso.js';
 import type { BlockLogEntry, IterationRef } from './types.js';
 
 interface Waiter {
@@ -33,6 +35,8 @@ export class BoundaryPersister {
   constructor(
     private readonly repo: ExecutionRepo,
     private readonly onError: (err: unknown) => void,
+    /** stamps the events (the engine's clock) */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Writes the record with the next batch; resolves once it is in the store (CONFLICT when the id exists). */
@@ -57,7 +61,7 @@ export class BoundaryPersister {
 
   /** `seq` is the run's number for the event (ExecutionRun counts them, for the store and the live feed alike). */
   event(executionId: string, seq: number, event: string, data: unknown): void {
-    this.entry(executionId).events.push({ executionId, seq, event, data, at: isoNow() });
+    this.entry(executionId).events.push({ executionId, seq, event, data, at: isoAt(this.clock.now()) });
     this.schedule();
   }
 

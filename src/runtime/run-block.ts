@@ -15,7 +15,7 @@ import {
   StreamRedactor,
   type ReferenceScope,
 } from '../model/references.js';
-import { redactError, redactFields, redactOutput } from '../model/redaction.js';
+import { redactError, redactFields, redactOutput, type TypeOfName } from '../model/redaction.js';
 import { redactionValues } from '../model/secret-forms.js';
 
 /** Everything one block run needs; built by the block actor from its inputs. */
@@ -41,6 +41,25 @@ export interface BlockRunInput {
   onPrepared?(recorded: unknown): void;
   /** the block is waiting (see BlockRunContext.onWaiting) */
   onWaiting?(info: WaitingInfo): void;
+  /** a container's: the types of the children its results name, whose own fields redaction keeps */
+  childTypes?: TypeOfName;
+}
+
+/**
+ * A failure whose error is already what the log records: a container's, which is one of its
+ * children's (their own attempts already counted in their logs). One attempt of the container,
+ * its error kept as it is; `repeats` when the config alone decided it, so a retry would only
+ * repeat it.
+ */
+export class ReportedFailure extends Error {
+  constructor(readonly info: ErrorInfo, readonly repeats: boolean) {
+    super(info.message);
+    this.name = 'ReportedFailure';
+  }
+}
+
+function infoOf(err: unknown): ErrorInfo {
+  return err instanceof ReportedFailure ? err.info : errorInfo(err);
 }
 
 export type BlockOutcome =
@@ -100,14 +119,15 @@ export async function runBlock(run: BlockRunInput, cancel: Cancellation): Promis
       } catch (err) {
         // a retry would stream its text again after what the reader already saw
         const streamed = chunks.sink !== undefined;
-        countFailure(tally, errorInfo(err));
+        countFailure(tally, err);
         if (cancel.aborted || attempt >= maxAttempts || isPermanent(err) || streamed) throw err;
         await run.services.clock.sleep(retryBackoffMs(run.block, attempt), cancel.signal);
       }
     }
   } catch (err) {
     chunks.sink?.flush();
-    return failed(redactError(errorInfo(err), secretValues), recordedInput, tally);
+    const info = redactError(infoOf(err), secretValues);
+    return err instanceof ReportedFailure ? { kind: 'failed', error: info, input: recordedInput, attempts: Math.max(tally.attempts, 1) } : failed(info, recordedInput, tally);
   }
 }
 
@@ -118,7 +138,12 @@ interface Tally {
 }
 
 /** A failed attempt counts the calls its error says it made (API block), else one. */
-function countFailure(tally: Tally, info: ErrorInfo): void {
+function countFailure(tally: Tally, err: unknown): void {
+  if (err instanceof ReportedFailure) {
+    tally.attempts += 1;
+    return;
+  }
+  const info = errorInfo(err);
   tally.attempts += typeof info['attempts'] === 'number' ? info['attempts'] : 1;
   const log = info['attemptLog'];
   if (Array.isArray(log)) tally.log.push(...(log as unknown[]));
@@ -131,7 +156,7 @@ interface Chunks {
 }
 
 function completed(run: BlockRunInput, result: BlockResult, input: unknown, tally: Tally, secretValues: string[]): BlockOutcome {
-  const output = redactOutput(result.output, secretValues, run.block.type);
+  const output = redactOutput(result.output, secretValues, run.block.type, run.childTypes);
   const errorHandled = run.block.hasErrorConnection && result.handles.includes('error');
   // not redacted: the attempts' numbers, statuses and error codes are Troupe's (AttemptInfo)
   const attemptLog = tally.log.length === 0 ? {} : { attemptLog: tally.log };
@@ -153,6 +178,7 @@ function failed(info: ErrorInfo, input: unknown, tally: Tally): BlockOutcome {
 
 /** Input validation and cancellation are not worth retrying: the next attempt fails the same way. */
 function isPermanent(err: unknown): boolean {
+  if (err instanceof ReportedFailure) return err.repeats || isPermanentCode(err.info.code);
   return isPermanentCode(toTroupeError(err).code);
 }
 
@@ -319,7 +345,7 @@ function bindCodeWithSecrets(source: string, run: BlockRunInput): { source: stri
   return bindCode(source, { ...run.scope, secrets: run.secrets });
 }
 
-/** The block's own `timeoutMs` bounds each attempt; the execution's signal bounds everything. */
+/** The block's own `timeoutMs` bounds each attempt (a timer on the services' clock); the execution's signal bounds everything. */
 async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, cancel: Cancellation): Promise<BlockResult> {
   if (cancel.aborted) throw new TroupeError('CANCELLED', 'block cancelled');
   const timeoutMs = run.block.timeoutMs;
@@ -328,18 +354,18 @@ async function withTimeout(run: BlockRunInput, ctx: BlockRunContext<any>, cancel
   const attempt = new AbortController();
   const onAbort = (): void => attempt.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
+  let cancelTimer: (() => void) | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    cancelTimer = run.services.clock.setTimer(timeoutMs, () => {
       const err = new TroupeError('BLOCK_TIMEOUT', `block "${run.block.name}" exceeded its ${timeoutMs} ms time limit`, { retryable: true });
       attempt.abort(err);
       reject(err);
-    }, timeoutMs);
+    });
   });
   try {
     return await Promise.race([run.type.run({ ...ctx, signal: attempt.signal }), timeout]);
   } finally {
-    clearTimeout(timer);
+    cancelTimer?.();
     signal.removeEventListener('abort', onAbort);
   }
 }

@@ -10,6 +10,7 @@ import { closedError, unavailableError } from '../../src/bus/checks.js';
 import type { Bus } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
 import { EventOutbox } from '../../src/runtime/event-outbox.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 type State = 'up' | 'reconnecting' | 'closed';
 
@@ -31,7 +32,6 @@ function switchableBus(): { bus: Bus; sent: unknown[]; set(s: State): void } {
   return { bus, sent, set: (s) => (state = s) };
 }
 
-const waitMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('lifecycle events across a bus outage (EventOutbox)', () => {
   it('publishes at once while the bus is up', () => {
@@ -45,19 +45,22 @@ describe('lifecycle events across a bus outage (EventOutbox)', () => {
   it('holds events while the bus reconnects and publishes them in order once it has been back for the grace period, new ones after them', async () => {
     const { bus, sent, set } = switchableBus();
     const reports: unknown[] = [];
-    const outbox = new EventOutbox(bus, (e) => reports.push(e), { graceMs: 600 });
+    const clock = new FakeClock();
+    const outbox = new EventOutbox(bus, (e) => reports.push(e), { graceMs: 600, clock });
     outbox.publish('e', 'a.started');
     set('reconnecting');
     outbox.publish('e', 'a.failed');
     outbox.publish('e', 'b.failed');
     expect(outbox.held).to.equal(2);
-    await waitMs(300);
+    await clock.advance(300);
     set('up');
     outbox.publish('e', 'c.started');
     // the other services' clients are given time to reconnect first
-    await waitMs(300);
+    await clock.advance(300);
     expect(sent).to.deep.equal(['a.started']);
-    await waitMs(800);
+    await clock.advance(500);
+    expect(sent, 'still within the grace period').to.deep.equal(['a.started']);
+    await clock.advance(300);
     expect(sent).to.deep.equal(['a.started', 'a.failed', 'b.failed', 'c.started']);
     expect(outbox.held).to.equal(0);
     outbox.publish('e', 'c.completed');
@@ -68,7 +71,8 @@ describe('lifecycle events across a bus outage (EventOutbox)', () => {
   it('keeps at most its capacity, dropping the oldest with one warning per outage', async () => {
     const { bus, sent, set } = switchableBus();
     const reports: unknown[] = [];
-    const outbox = new EventOutbox(bus, (e) => reports.push(e), { capacity: 3, graceMs: 0 });
+    const clock = new FakeClock();
+    const outbox = new EventOutbox(bus, (e) => reports.push(e), { capacity: 3, graceMs: 0, clock });
     set('reconnecting');
     for (let i = 1; i <= 6; i++) outbox.publish('e', i);
     expect(outbox.held).to.equal(3);
@@ -76,7 +80,7 @@ describe('lifecycle events across a bus outage (EventOutbox)', () => {
     expect(reports[0]).to.be.instanceOf(TroupeError).with.property('code', 'BUS_UNAVAILABLE');
     expect((reports[0] as Error).message).to.match(/3 execution lifecycle events are waiting.*oldest are dropped/);
     set('up');
-    await waitMs(400);
+    await clock.advance(400);
     expect(sent).to.deep.equal([4, 5, 6]);
     // a later outage warns again
     set('reconnecting');
@@ -87,12 +91,13 @@ describe('lifecycle events across a bus outage (EventOutbox)', () => {
   it('drops what it holds when the bus closes, said once', async () => {
     const { bus, set } = switchableBus();
     const reports: unknown[] = [];
-    const outbox = new EventOutbox(bus, (e) => reports.push(e), { graceMs: 0 });
+    const clock = new FakeClock();
+    const outbox = new EventOutbox(bus, (e) => reports.push(e), { graceMs: 0, clock });
     set('reconnecting');
     outbox.publish('e', 1);
     outbox.publish('e', 2);
     set('closed');
-    await waitMs(400);
+    await clock.advance(400);
     expect(outbox.held).to.equal(0);
     expect(reports.map((e) => (e as TroupeError).code)).to.deep.equal(['BUS_CLOSED']);
     expect((reports[0] as Error).message).to.match(/^2 execution lifecycle events/);

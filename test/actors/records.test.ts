@@ -3,7 +3,7 @@ import { MemoryBus } from '../../src/bus/memory.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { ExecutionRepo, Store } from '../../src/store/types.js';
-import { runWorkflow, testEngine, testRegistry, wf } from '../helpers/runtime.js';
+import { runWorkflow, simulatedEngine, testEngine, testRegistry, wf } from '../helpers/runtime.js';
 
 describe('execution records', () => {
   let store: Store;
@@ -18,12 +18,12 @@ describe('execution records', () => {
   });
 
   it('records every run with its logs in start order, context and events', async () => {
-    const engine = testEngine(bus, { executions: store.executions, secrets: { KEY: 'very-secret-1' } });
+    const { engine, clock } = simulatedEngine(bus, { executions: store.executions, secrets: { KEY: 'very-secret-1' } });
     const doc = wf(
       [['start', 'starter'], ['a', 'sleep', { ms: 5, value: 'uses {{KEY}}' }], ['b', 'function', { code: 'return <a.value>' }]],
       [['start', 'a'], ['a', 'b']],
     );
-    const { result } = await runWorkflow(engine, doc, { city: 'Oslo' });
+    const { result } = await clock.runUntil(runWorkflow(engine, doc, { city: 'Oslo' }));
     const record = await store.executions.get(result.id);
     expect(record).to.not.equal(null);
     expect(record).to.deep.include({ status: 'completed', workflowId: 'wf-test', version: 1, input: { city: 'Oslo' } });
@@ -126,12 +126,12 @@ describe('execution records', () => {
   });
 
   it('keeps the logs of a failed run, with running blocks marked cancelled', async () => {
-    const engine = testEngine(bus, { executions: store.executions });
+    const { engine, clock } = simulatedEngine(bus, { executions: store.executions });
     const doc = wf(
       [['start', 'starter'], ['slow', 'sleep', { ms: 5000 }], ['bad', 'fail', { message: 'kaput' }], ['after', 'sleep', { ms: 0 }]],
       [['start', 'slow'], ['start', 'bad'], ['slow', 'after']],
     );
-    const { result } = await runWorkflow(engine, doc);
+    const { result } = await clock.runUntil(runWorkflow(engine, doc));
     const record = await store.executions.get(result.id);
     expect(record?.status).to.equal('failed');
     expect(record?.error).to.deep.include({ code: 'FUNCTION_ERROR', blockId: 'bad' });
@@ -144,7 +144,7 @@ describe('execution records', () => {
   });
 
   it('a block cancelled mid-run keeps the input it was running with, inside a container too', async () => {
-    const engine = testEngine(bus, { executions: store.executions, secrets: { KEY: 'very-secret-1' } });
+    const { engine, clock } = simulatedEngine(bus, { executions: store.executions, secrets: { KEY: 'very-secret-1' } });
     const doc = wf(
       [
         ['start', 'starter'],
@@ -157,7 +157,7 @@ describe('execution records', () => {
       [['start', 'slow'], ['start', 'lp'], ['start', 'wait'], ['wait', 'bad']],
     );
     (doc['blocks'] as { id: string; parent?: string }[]).find((b) => b.id === 'inner')!.parent = 'lp';
-    const { result } = await runWorkflow(engine, doc, { city: 'Oslo', list: ['x', 'y'] });
+    const { result } = await clock.runUntil(runWorkflow(engine, doc, { city: 'Oslo', list: ['x', 'y'] }));
     const record = await store.executions.get(result.id);
     expect(record?.status).to.equal('failed');
     const cancelled = (record?.logs ?? []).filter((l) => l.status === 'cancelled').map((l) => [l.blockId, l.input]);
@@ -208,19 +208,30 @@ describe('execution records', () => {
   });
 
   it('shows a running block in the record while it runs, its log then replaced by its settle', async () => {
-    const engine = testEngine(bus, { executions: store.executions });
+    // resolves once a committed boundary holds the block running
+    let stored!: () => void;
+    const runningStored = new Promise<void>((resolve) => (stored = resolve));
+    const executions: ExecutionRepo = {
+      ...store.executions,
+      saveBoundaries: async (items) => {
+        const results = await store.executions.saveBoundaries(items);
+        const logs = (await store.executions.get(items[0]!.id))?.logs ?? [];
+        if (logs.some((l) => l.blockId === 'slow' && l.status === 'running')) stored();
+        return results;
+      },
+    };
+    const { engine, clock } = simulatedEngine(bus, { executions });
     const { compiled } = loadWorkflow(wf([['start', 'starter'], ['slow', 'sleep', { ms: 300, value: 1 }]], [['start', 'slow']]), testRegistry);
     const handle = await engine.start(compiled, { workflowId: 'wf-test', version: 1, input: {}, trigger: { type: 'api' } });
-    let running: string | undefined;
-    for (let i = 0; i < 100 && running === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-      running = (await store.executions.get(handle.id))?.logs.find((l) => l.blockId === 'slow' && l.status === 'running')?.startedAt ?? undefined;
-    }
+    // the block sleeps on the simulated clock: it runs until the clock moves, however long the store takes
+    await clock.runUntil(runningStored);
+    const running = (await store.executions.get(handle.id))?.logs.find((l) => l.blockId === 'slow' && l.status === 'running')?.startedAt ?? undefined;
     expect(running, 'a running log while the block sleeps').to.be.a('string');
-    await handle.done;
+    await clock.runUntil(handle.done);
     const logs = (await store.executions.get(handle.id))?.logs ?? [];
     expect(logs.map((l) => [l.blockId, l.status])).to.deep.equal([['start', 'completed'], ['slow', 'completed']]);
     expect(logs[1]?.startedAt).to.equal(running);
+    expect(Date.parse(logs[1]?.endedAt ?? '') - Date.parse(running ?? ''), 'its 300 ms, on the simulated clock').to.equal(300);
   });
 
   describe('awaitRecord: false (a caller that answers only at the end)', () => {

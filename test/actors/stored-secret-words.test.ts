@@ -52,7 +52,7 @@ describe('stored secrets that are ordinary words', () => {
     // the function's own field `result` is Troupe's; its value is user data, keys included
     expect(result.output).to.deep.equal({ result: { n: 6, 'my-***-key': 1, text: 'a    b ***' }, stdout: '' });
     expect(events.at(-1)).to.deep.include({ type: 'done' });
-    await new Promise((r) => setTimeout(r, 20));
+    await bus.flush();
     expect(ended.map((e) => (e as { status: string }).status)).to.deep.equal(['running', 'completed']);
 
     const record = await store.executions.get(result.id);

@@ -27,6 +27,9 @@ const noSandbox: Sandbox = {
 const clock: Clock = {
   now: () => 0,
   sleep: () => Promise.resolve(),
+  setTimer: () => {
+    throw new Error('a block run alone sets no timer (its time limit is the runtime\'s)');
+  },
 };
 
 export function makeContext<C>(options: ContextOptions<C>): BlockRunContext<C> {

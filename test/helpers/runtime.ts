@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { blockTypes as realBlockTypes, blockTypeRegistry } from '../../src/blocks/index.js';
-import type { AnyBlockType, BlockServices, BlockType } from '../../src/blocks/types.js';
-import type { Bus } from '../../src/bus/types.js';
+import type { AnyBlockType, BlockServices, BlockType, Clock } from '../../src/blocks/types.js';
+import type { Bus, BusMsg, SubscribeOptions } from '../../src/bus/types.js';
 import { TroupeError } from '../../src/errors.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/model/limits.js';
 import { systemClock } from '../../src/runtime/clock.js';
@@ -14,6 +14,8 @@ import { Engine } from '../../src/engine/engine.js';
 import type { ExecutionEvent, ExecutionResult, SecretSource } from '../../src/runtime/types.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { IsolatedVmSandbox } from '../../src/sandbox/isolated.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { FakeClock } from './fake-clock.js';
 import type { ExecutionRepo } from '../../src/store/types.js';
 
 export interface Probe {
@@ -43,14 +45,14 @@ function track<T>(name: string, work: () => Promise<T>): Promise<T> {
   });
 }
 
-/** Waits `ms`, then outputs `value` (default: its own name); honours cancellation. */
+/** Waits `ms` on the engine's clock, then outputs `value` (default: its own name); honours cancellation. */
 const sleepBlock: BlockType<{ ms: number | string; value?: unknown }> = {
   type: 'sleep',
   configSchema: z.object({ ms: z.union([z.number().int().min(0), z.string()]), value: z.unknown().optional() }),
   handles: () => ['success', 'error'],
   run: (ctx) =>
     track(ctx.block.name, async () => {
-      await systemClock.sleep(Number(ctx.config.ms), ctx.signal);
+      await ctx.services.clock.sleep(Number(ctx.config.ms), ctx.signal);
       return { output: { value: ctx.config.value ?? ctx.block.name }, handles: ['success'] };
     }),
 };
@@ -83,7 +85,7 @@ const talkBlock: BlockType<{ text: string; gapMs?: number }> = {
     track(ctx.block.name, async () => {
       for (const word of ctx.config.text.split(/(?<= )/)) {
         ctx.emitChunk(word);
-        await systemClock.sleep(ctx.config.gapMs ?? 1, ctx.signal);
+        await ctx.services.clock.sleep(ctx.config.gapMs ?? 1, ctx.signal);
       }
       return { output: { content: ctx.config.text }, handles: ['success'] };
     }),
@@ -119,6 +121,36 @@ export interface TestEngineOptions {
   onError?: (err: unknown) => void;
   /** execution limits other than the defaults */
   limits?: Partial<ExecutionLimits>;
+  /** the engine's clock (default the system clock); a FakeClock also hears of the sandbox's real work */
+  clock?: Clock;
+  /** a wait falling due further away parks the execution (TROUPE_SYNC_WAIT_MS); absent: never parks */
+  parkAfterMs?: number;
+}
+
+/** The store's calls take real time (its writer thread): a simulated clock waits for them too. */
+function executionsFor(clock: Clock, repo: ExecutionRepo): ExecutionRepo {
+  if (!(clock instanceof FakeClock)) return repo;
+  return new Proxy(repo, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const out: unknown = value.apply(target, args);
+        return out instanceof Promise ? clock.hold(out) : out;
+      };
+    },
+  });
+}
+
+/** The sandbox's calls take real time on its thread: a simulated clock must wait for them, not jump past them. */
+function sandboxFor(clock: Clock): Sandbox {
+  const sandbox = sharedSandbox();
+  if (!(clock instanceof FakeClock)) return sandbox;
+  return {
+    runFunction: (code, bindings, limits) => clock.hold(sandbox.runFunction(code, bindings, limits)),
+    evaluate: (expression, bindings, limits) => clock.hold(sandbox.evaluate(expression, bindings, limits)),
+    dispose: () => sandbox.dispose(),
+  };
 }
 
 export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
@@ -127,19 +159,20 @@ export function testEngine(bus: Bus, opts: TestEngineOptions = {}): Engine {
     bus,
     blockTypes: testBlockTypes,
     services: {
-      sandbox: sharedSandbox(),
-      clock: systemClock,
+      sandbox: sandboxFor(opts.clock ?? systemClock),
+      clock: opts.clock ?? systemClock,
       functionTimeoutMs: opts.functionTimeoutMs ?? 2000,
       functionMemoryMb: opts.functionMemoryMb ?? 32,
       ...(opts.models ? { models: opts.models } : {}),
       ...(opts.memory ? { memory: opts.memory } : {}),
     },
     secrets,
-    ...(opts.executions ? { executions: opts.executions } : {}),
+    ...(opts.executions ? { executions: executionsFor(opts.clock ?? systemClock, opts.executions) } : {}),
     busPrefix: 'troupetest',
     ...(opts.redact ? { redact: opts.redact } : {}),
     executionTimeoutMs: opts.executionTimeoutMs ?? 20_000,
     ...(opts.limits ? { limits: { ...DEFAULT_LIMITS, ...opts.limits } } : {}),
+    ...(opts.parkAfterMs === undefined ? {} : { parkAfterMs: opts.parkAfterMs }),
   }, opts.onError);
 }
 
@@ -159,6 +192,45 @@ export async function runWorkflow(engine: Engine, doc: unknown, input: unknown =
   );
   const result = await handle.done;
   return { result, events };
+}
+
+/**
+ * An engine on a simulated clock (fake-clock.ts). The clock lets the bus deliver before it moves
+ * time, and counts the bus's messages so that it settles until a chain of them has run out.
+ */
+export function simulatedEngine(bus: Bus, opts: TestEngineOptions = {}): { engine: Engine; clock: FakeClock } {
+  let messages = 0;
+  const counted: Bus = {
+    kind: bus.kind,
+    get connected() {
+      return bus.connected;
+    },
+    publish(subject, data, options) {
+      messages += 1;
+      bus.publish(subject, data, options);
+    },
+    subscribe<T>(subject: string, handler: (msg: BusMsg<T>) => void, options?: SubscribeOptions) {
+      return bus.subscribe<T>(subject, (msg) => {
+        messages += 1;
+        handler(msg);
+      }, options);
+    },
+    request: (subject, data, options) => bus.request(subject, data, options),
+    reply: (msg, data, options) => bus.reply(msg, data, options),
+    publishDurable: (subject, data, options) => bus.publishDurable(subject, data, options),
+    flush: () => bus.flush(),
+    close: () => bus.close(),
+  };
+  // a closed bus has nothing left to deliver
+  const clock = new FakeClock({ idle: () => (bus.connected ? bus.flush() : Promise.resolve()), activity: () => messages });
+  return { engine: testEngine(counted, { ...opts, clock }), clock };
+}
+
+/** runWorkflow on a simulated clock: every wait, time limit and backoff passes without real time. */
+export async function runSimulated(bus: Bus, doc: unknown, input: unknown = {}, opts: TestEngineOptions & { timeoutMs?: number } = {}): Promise<RunOutcome & { clock: FakeClock }> {
+  const { engine, clock } = simulatedEngine(bus, opts);
+  const outcome = await clock.runUntil(runWorkflow(engine, doc, input, opts.timeoutMs));
+  return { ...outcome, clock };
 }
 
 /** Final status of each block by name, from the settled events. */

@@ -21,6 +21,13 @@ export class InstantClock implements Clock {
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (signal?.aborted) throw new TroupeError('CANCELLED', 'cancelled');
   }
+
+  /** fires on the next turn, time jumping ahead as a sleep's does */
+  setTimer(ms: number, fire: () => void): () => void {
+    const controller = new AbortController();
+    this.sleep(ms, controller.signal).then(fire, () => undefined);
+    return () => controller.abort();
+  }
 }
 
 interface Timer {
@@ -54,6 +61,12 @@ export class ManualClock implements Clock {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.timers.push(timer);
     });
+  }
+
+  setTimer(ms: number, fire: () => void): () => void {
+    const controller = new AbortController();
+    this.sleep(ms, controller.signal).then(fire, () => undefined);
+    return () => controller.abort();
   }
 
   get pending(): number {

@@ -19,6 +19,9 @@ function testClock(blocking = false): Clock & { sleeps: number[] } {
   return {
     sleeps,
     now: () => NOW,
+    setTimer: () => {
+      throw new Error('retention waits by sleeping, never by a timer');
+    },
     sleep: (ms, signal) => {
       sleeps.push(ms);
       if (!blocking) return Promise.resolve();

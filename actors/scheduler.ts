@@ -69,7 +69,9 @@ const schedulerMachine = setup({
   actions: {
     activate: ({ context }) => {
       context.ports.activate();
-      context.ports.logger.warn('this instance leads the scheduler');
+      // a change of leader is worth an operator's eye; one process leading alone is not
+      if (context.ports.lease === soleLeader) context.ports.logger.info('this instance leads the scheduler');
+      else context.ports.logger.warn('this instance leads the scheduler');
     },
     logError: ({ context, event }, what: string) => context.ports.logger.error({ err: (event as { error?: unknown }).error }, what),
     logLost: ({ context }) => context.ports.logger.warn('lost the scheduler leader lease: this instance stops scheduling'),

@@ -31,6 +31,9 @@ import { loadServiceSecrets, type ServiceSecrets } from './server/secrets-at-res
 import type { Store } from './store/types.js';
 import { serviceUrl } from './server/urls.js';
 import { Waker } from './server/waker.js';
+import type { WaitEntry } from './store/types.js';
+import { soleLeader, startScheduler } from '../actors/scheduler.js';
+import { DEFAULT_LEASE_TIMING } from './model/lease.js';
 import { clustered, joinCluster, type ClusterMember } from './server/cluster/index.js';
 
 /** On a shared store, how often unfinished records of dead instances are looked for. */
@@ -183,7 +186,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     useWaitingServices(runtime, services);
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, metrics: metrics.registry, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, metrics: metrics.registry, start: launch, logger }) : undefined;
     const waker = waiting(runtime, logger, launch, member);
     const { app } = createApp(services, appOptions(composed, { config, logger, bus: runtime.bus, adminToken: secrets.adminToken.value }));
     const server = http.createServer(app.callback());
@@ -225,15 +228,19 @@ function startBackground(
 ): () => Promise<unknown> {
   // accepted webhook events left pending (a crash, back-pressure) start from here
   services.webhooks.startSweeper();
-  // in a cluster the scheduler runs on the leader only (server/cluster/scheduler-leader.ts)
-  if (parts.member === undefined) services.schedules.start();
+  // one scheduler actor per service: alone it leads at once, in a cluster the lease holder fires
+  const scheduler = startScheduler({
+    lease: parts.member?.schedulerLease ?? soleLeader, renewMs: parts.member?.leaseTiming.renewMs ?? DEFAULT_LEASE_TIMING.renewMs,
+    activate: () => services.schedules.activate(), tick: () => services.schedules.tick(), deactivate: () => services.schedules.stop(),
+    now: () => services.schedules.now(), logger,
+  });
   const retention = new RetentionJob(
     { executions: runtime.store.executions, clock: runtime.services.clock, logger },
     { retentionDays: config.executionRetentionDays },
   );
   retention.start();
   parts.waker.start();
-  return () => Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
+  return () => Promise.all([scheduler.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
 }
 
 /**
@@ -246,14 +253,21 @@ function useWaitingServices(runtime: Runtime, services: Services): void {
   services.approvals.baseUrl = serviceUrl(runtime.config, runtime.config.port);
 }
 
-/** The waker; in a cluster it takes the lease of what it wakes (the parking instance's may be left, if it died). */
+/**
+ * The waker; in a cluster it hands what falls due to the work queue, and takes the lease of what
+ * it wakes itself (the parking instance's may be left, if it died).
+ */
 function waiting(runtime: Runtime, logger: Logger, launch: Launch, member: ClusterMember | undefined): Waker {
   return new Waker(
     {
       store: runtime.store, engine: runtime.engine, registry: runtime.registry, logger, start: launch,
       ...(member === undefined ? {} : { adopt: (id: string) => member.leases.adopt(id) }),
     },
-    { executionTimeoutMs: runtime.config.executionTimeoutMs, pollMs: runtime.config.waitPollMs, now: () => runtime.services.clock.now() },
+    {
+      executionTimeoutMs: runtime.config.executionTimeoutMs, pollMs: runtime.config.waitPollMs, now: () => runtime.services.clock.now(),
+      // in a cluster a wake-up goes through the work queue, to one instance (docs/waiting.md)
+      ...(member === undefined ? {} : { dispatch: (e: WaitEntry) => member.queue.resume(e.executionId, e.key) }),
+    },
   );
 }
 

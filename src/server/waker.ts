@@ -4,7 +4,9 @@
  * `waiting` execution resumes it from its stored logs, as restart recovery resumes an
  * interrupted one (resumption.ts): settled blocks are not run again, and the waiting blocks run
  * again, find their due time passed and complete. On a shared store several instances may see
- * the same entry: the claim is a guarded write, and one wins.
+ * the same entry: the claim is a guarded write, and one wins. In a cluster the waker does not
+ * resume what it finds itself: it hands each wake-up to the work queue (`dispatch`), whose one
+ * taker resumes it (cluster/work-queue.ts), so wake-ups spread over the instances like the rest.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -12,7 +14,7 @@ import { planResume, resumedContext } from '../model/resume.js';
 import { loadWorkflow } from '../runtime/workflows.js';
 import { isTroupeError } from '../errors.js';
 import { PeriodicWork } from '../service/background.js';
-import type { ExecutionRecord, BlockLog } from '../store/types.js';
+import type { ExecutionRecord, BlockLog, WaitEntry } from '../store/types.js';
 import { markInterrupted } from './recovery.js';
 import { staleLogs, startAgain, starter, type ResumeDeps, type ResumeOutcome } from './resumption.js';
 
@@ -30,6 +32,8 @@ export interface WakerOptions {
   pollMs: number;
   /** the clock the due times are read against (tests inject theirs) */
   now?: () => number;
+  /** in a cluster: publishes the wake-up to the work queue instead of resuming it here */
+  dispatch?: (entry: WaitEntry) => Promise<void>;
 }
 
 /** The running time a parked execution had used, from its record (engine.parkRecord). */
@@ -53,34 +57,55 @@ export class Waker {
     return this.work.stop();
   }
 
-  /** One pass: every execution with a wait due; returns how many were woken. */
+  /** One pass: every execution with a wait due; returns how many were woken here or handed to the queue. */
   async tick(): Promise<number> {
     const now = new Date((this.opts.now ?? Date.now)()).toISOString();
     const due = await this.deps.store.waits.due(now, BATCH);
+    const first = new Map<string, WaitEntry>();
+    for (const e of due) if (!first.has(e.executionId)) first.set(e.executionId, e);
     let woken = 0;
-    for (const id of new Set(due.map((e) => e.executionId))) {
+    for (const entry of first.values()) {
       if (this.work.stopped) break;
-      if ((await this.wakeOne(id)) === 'resumed') woken += 1;
+      const outcome = await this.handOut(entry);
+      if (outcome === 'resumed' || outcome === 'queued') woken += 1;
     }
     return woken;
   }
 
-  private async wakeOne(id: string): Promise<ResumeOutcome | 'skipped'> {
-    const rec = await this.deps.store.executions.get(id);
-    // entries of executions that ended (cancelled while waiting, say) or are gone are dropped
-    if (rec === null || ENDED.has(rec.status)) {
-      await this.deps.store.waits.delete(id);
-      return 'skipped';
+  /** To the work queue in a cluster; here when there is none, or it cannot be reached (the claim still decides). */
+  private async handOut(entry: WaitEntry): Promise<ResumeOutcome | 'skipped' | 'queued'> {
+    const dispatch = this.opts.dispatch;
+    if (dispatch !== undefined) {
+      try {
+        await dispatch(entry);
+        return 'queued';
+      } catch (err) {
+        this.deps.logger.warn({ err, executionId: entry.executionId }, 'a wake-up could not be queued: this instance resumes it');
+      }
     }
-    // running: in memory here or elsewhere, its block completes the wait (or recovery resumes it)
-    if (rec.status !== 'waiting') return 'skipped';
-    const outcome = await wakeExecution(this.deps, rec, this.opts.executionTimeoutMs);
-    if (outcome === 'cannot' && (await markInterrupted(this.deps.store.executions, rec, new Date(), true)) !== false) {
-      await this.deps.store.waits.delete(id);
-      this.deps.engine.announce('failed', { executionId: rec.id, workflowId: rec.workflowId, trigger: rec.trigger, status: 'failed', durationMs: null });
-    }
-    return outcome;
+    return wakeDue(this.deps, entry.executionId, this.opts.executionTimeoutMs);
   }
+}
+
+/**
+ * Wakes one execution whose wait fell due, unless it ended (its entries are dropped) or runs
+ * already (its block completes the wait); one that cannot be resumed is failed.
+ */
+export async function wakeDue(deps: WakeDeps, id: string, executionTimeoutMs: number): Promise<ResumeOutcome | 'skipped'> {
+  const rec = await deps.store.executions.get(id);
+  // entries of executions that ended (cancelled while waiting, say) or are gone are dropped
+  if (rec === null || ENDED.has(rec.status)) {
+    await deps.store.waits.delete(id);
+    return 'skipped';
+  }
+  // running: in memory here or elsewhere, its block completes the wait (or recovery resumes it)
+  if (rec.status !== 'waiting') return 'skipped';
+  const outcome = await wakeExecution(deps, rec, executionTimeoutMs);
+  if (outcome === 'cannot' && (await markInterrupted(deps.store.executions, rec, new Date(), true)) !== false) {
+    await deps.store.waits.delete(id);
+    deps.engine.announce('failed', { executionId: rec.id, workflowId: rec.workflowId, trigger: rec.trigger, status: 'failed', durationMs: null });
+  }
+  return outcome;
 }
 
 /** Resumes one parked execution here; `taken` when another instance claimed it first. */

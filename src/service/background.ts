@@ -1,4 +1,5 @@
 /** Helpers for background work: a periodic job run one at a time, per-key retry backoff, a time cap on a promise. */
+import { delayToNextTick } from '../model/scheduler.js';
 
 const FIRST_DELAY_MS = 1_000;
 const MAX_DELAY_MS = 5 * 60_000;
@@ -33,18 +34,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
     timer.unref();
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** a timer may fire a millisecond early by the wall clock: land safely past the boundary */
-const ALIGN_MARGIN_MS = 5;
-
-/**
- * Milliseconds from `nowMs` to just past the next multiple of `intervalMs`: a scheduler ticking
- * at whole seconds fires a due second as it begins, where a tick at the phase the process
- * happened to start in would fire it up to a whole interval late.
- */
-export function delayToNextTick(nowMs: number, intervalMs: number): number {
-  return intervalMs - (((nowMs % intervalMs) + intervalMs) % intervalMs) + ALIGN_MARGIN_MS;
 }
 
 /**

@@ -56,8 +56,11 @@ export type ExecutionDetail = ExecutionRecord & { logs: BlockLog[] };
 
 /** Where async executions go in a cluster (src/server/cluster/work-queue.ts): one instance takes each. */
 export interface ExecutionQueue {
-  /** resolves once the queue holds the execution of this `queued` record */
-  enqueue(executionId: string): Promise<void>;
+  /**
+   * resolves once the queue holds the execution of this `queued` record; `dedupeKey` (the
+   * Nats-Msg-Id, the execution id by default) makes a repeated publish of one piece of work a no-op
+   */
+  enqueue(executionId: string, dedupeKey?: string): Promise<void>;
 }
 
 export class ExecutionService {
@@ -84,7 +87,7 @@ export class ExecutionService {
    * queue it starts here, as `start` does. Resolves with the execution id; CONFLICT when a
    * record of `executionId` exists already.
    */
-  async enqueue(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, executionId?: string): Promise<string> {
+  async enqueue(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, executionId?: string, dedupeKey?: string): Promise<string> {
     const queue = this.queue;
     const id = executionId ?? this.opts.newId?.() ?? newExecutionId();
     if (queue === undefined) return (await this.start(loaded, input, trigger, { awaitRecord: true, executionId: id })).id;
@@ -93,7 +96,7 @@ export class ExecutionService {
       output: null, error: null, startedAt: null, endedAt: null, durationMs: null,
     });
     try {
-      await queue.enqueue(id);
+      await queue.enqueue(id, dedupeKey);
     } catch (err) {
       // not queued: the record must not wait for a start that will never come
       const error = { code: 'BUS_UNAVAILABLE', message: 'the work queue did not take the execution', blockId: null };
@@ -101,6 +104,18 @@ export class ExecutionService {
       throw new TroupeError('BUS_UNAVAILABLE', 'the work queue (NATS JetStream) is not reachable; retry later', { cause: err, retryable: true, details: { retryAfterSec: 1 } });
     }
     return id;
+  }
+
+  /**
+   * Publishes a `queued` record's execution again (its first publisher may have died between
+   * writing the record and publishing): the same `dedupeKey` within JetStream's window is
+   * dropped, and the taker starts only a record still `queued`. False when it is not queued.
+   */
+  async requeue(executionId: string, dedupeKey?: string): Promise<boolean> {
+    const rec = await this.opts.store.executions.get(executionId);
+    if (this.queue === undefined || rec?.status !== 'queued') return false;
+    await this.queue.enqueue(executionId, dedupeKey);
+    return true;
   }
 
   get inflight(): number {

@@ -1,7 +1,7 @@
 /**
- * Schedule triggers (SPEC §4.5). Every instance runs the same scheduler over the schedules of
- * deployed workflows; a due time fires on the instance whose claim the store accepts first
- * (its key is workflow, trigger and due time), so it fires once however many instances run.
+ * Schedule triggers (SPEC §4.5): what the scheduler actor (actors/scheduler.ts) does on each
+ * tick while it leads. A due time fires on the instance whose claim the store accepts first
+ * (its key is workflow, trigger and due time), so it fires once however many instances tick.
  * Like a webhook event, a fire carries the execution id chosen before its claim: starting it is
  * creating that record, and a fire claimed by an instance that died before starting it is
  * started by the next tick anywhere.
@@ -71,10 +71,18 @@ export class ScheduleService {
     this.ticker = new PeriodicWork((err) => deps.logger.error({ err }, 'scheduler tick failed'));
   }
 
-  start(intervalMs = 1_000): void {
+  /**
+   * A term of the scheduler actor begins here (actors/scheduler.ts): due times that fell before
+   * now and that no tick handled (the heartbeat is older) were missed, and go by catchUp.
+   */
+  activate(): void {
     this.startedAt = this.deps.now();
-    // due times are whole seconds: ticking just after each one fires it within milliseconds
-    this.ticker.start(intervalMs, () => this.runTick(), this.deps.now);
+    this.ticker.stopped = false;
+  }
+
+  /** the clock the due times are read against (the scheduler actor times its ticks by it) */
+  now(): number {
+    return this.deps.now();
   }
 
   /** No new claims from here on; resolves once a tick in progress has ended. */
@@ -201,12 +209,16 @@ export class ScheduleService {
     const trigger = { type: 'schedule' as const, triggerId: fire.triggerId, dueAt: fire.dueAt };
     const queued = this.deps.executions.queued;
     if (!queued && !this.deps.executions.hasCapacity()) return false;
+    // in a cluster the fire goes through the work queue, to whichever instance has room; its
+    // message id is the fire's own key, so a fire published twice (a restarted claim) runs once
+    const dedupeKey = `${fire.workflowId}|${fire.triggerId}|${fire.dueAt}`;
     try {
-      // in a cluster the fire goes through the work queue, to whichever instance has room
-      if (queued) await this.deps.executions.enqueue(active.loaded, active.trigger.input ?? {}, trigger, executionId);
+      if (queued) await this.deps.executions.enqueue(active.loaded, active.trigger.input ?? {}, trigger, executionId, dedupeKey);
       else await this.deps.executions.start(active.loaded, active.trigger.input ?? {}, trigger, { executionId, awaitRecord: true });
     } catch (err) {
       if (!(err instanceof TroupeError) || err.code !== 'CONFLICT') throw err;
+      // its record exists: a leader that died between writing it and publishing left it queued
+      if (queued) await this.deps.executions.requeue(executionId, dedupeKey);
     }
     await this.deps.store.schedules.markStarted(fire.workflowId, fire.triggerId, fire.dueAt);
     this.retry.forget(fireKey(fire));

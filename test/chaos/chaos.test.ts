@@ -2,7 +2,8 @@
  * Chaos (SPEC §9, issue 25): three instances on one NATS and one PostgreSQL database of the
  * test's own, a bounded load of async executions whose API blocks call a local upstream, and
  * every 3 s one instance SIGKILLed and started again, for 45 s. Then every execution that got
- * a 202 is completed, none is left running, and no block run's API call was applied twice:
+ * a 202 is completed, none is left running, no block run's API call was applied twice, and a
+ * per-second schedule fired no due time twice and lost none (schedule-check.ts). For the calls,
  * the upstream honours Idempotency-Key (a repeat of a key is answered from its first answer)
  * and counts what it applies per execution input, so a block run again under a new run (a new
  * key) would show as a second application.
@@ -12,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { call, type ServeProcess } from '../cli/serve-helpers.js';
 import { deploy, eventually, startTestCluster, TOKEN, type TestCluster } from '../cluster/support.js';
+import { ScheduleWatch } from './schedule-check.js';
 
 const CHAOS_MS = 45_000;
 const KILL_EVERY_MS = 3_000;
@@ -102,6 +104,9 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
     const live = new Map<string, ServeProcess>();
     for (const name of names) live.set(name, await cluster.serve(name));
     const apiKey = await deploy((live.get('c1') as ServeProcess).url, workflow(upstream.url));
+    // a per-second schedule fires throughout the kills (schedule-check.ts)
+    const schedule = await ScheduleWatch.deploy((live.get('c1') as ServeProcess).url);
+    for (const p of live.values()) schedule.watch(p);
     const accepted = new Map<string, number>();
     const end = Date.now() + CHAOS_MS;
     let n = 0;
@@ -127,14 +132,21 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
       const victim = live.get(name);
       if (victim === undefined) continue;
       live.delete(name);
+      schedule.killing(victim);
       victim.child.kill('SIGKILL');
       await victim.exited;
       // started again under its own id, in the background: the kills go on meanwhile
-      restarts.push(cluster.serve(name).then((p) => live.set(name, p)));
+      restarts.push(cluster.serve(name).then((p) => live.set(name, schedule.watch(p))));
     }
     await load;
     await Promise.all(restarts);
     const survivor = await eventually('an instance up', 30_000, async () => [...live.values()][0]);
+    const fires = await schedule.check(survivor.url, end);
+    expect(fires.twice, 'schedule due times fired twice').to.deep.equal([]);
+    expect(fires.lost, 'schedule due times lost while an instance led').to.deep.equal([]);
+    expect(fires.noCatchUp, 'leaderless stretches without their catchUp "last" fire').to.deep.equal([]);
+    expect(fires.notCompleted, 'scheduled runs not completed').to.deep.equal([]);
+    expect(fires.checked, 'due times in the window').to.be.above(30);
     expect(accepted.size, 'executions accepted').to.be.above(20);
     const unfinished = await eventually('every accepted execution ended', 120_000, async () => {
       const left: string[] = [];
@@ -157,6 +169,6 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
     // nothing of the run is left running anywhere (its queue included)
     const running = await call(survivor.url, 'GET', '/api/executions?status=running&limit=10', { token: TOKEN });
     expect(running.body.items).to.deep.equal([]);
-    console.log(`      chaos: ${accepted.size} accepted, ${round} kills, ${upstream.repeats} repeated calls answered by their key`);
+    console.log(`      chaos: ${accepted.size} accepted, ${round} kills, ${upstream.repeats} repeated calls answered by their key, schedule: ${fires.checked} due times, ${fires.required} of them while an instance led, ${fires.failovers} failovers caught up`);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Waiting executions with several instances (SPEC §2.1, §9; docs/waiting.md "Several
  * instances"): an execution parked by an instance that is then SIGKILLed is woken by another at
- * its due time, from the shared store's due-time index, and resumed once; an approval of an
+ * its due time, from the shared store's due-time index through the work queue, and resumed once; an approval of an
  * execution parked by the dead instance is decided through another, which resumes it.
  */
 import { expect } from 'chai';
@@ -123,6 +123,7 @@ describe('waiting executions with several instances (child processes)', function
     expect(Date.parse(wait.output.resumedAt as string) - due, 'at its due time').to.be.below(10_000);
     const logs = b.stdout() + b.stderr();
     expect(logs).to.match(/woke a waiting execution/);
+    expect(logs, 'the wake-up came through the work queue').to.match(/wake-up taken from the work queue.*"outcome":"resumed"|"outcome":"resumed".*wake-up taken from the work queue/);
     expect(logs, 'not stopped as lost to the dead instance, nor taken over').to.not.match(/another instance took this execution over|took over an execution/);
 
     // exactly once: one call after the wait (one block run, one key, called once), and it stays so

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { delayToNextTick } from '../../src/service/background.js';
+import { delayToNextTick } from '../../src/model/scheduler.js';
 import { auth, makeHarness, otherInstance, type Harness } from './support.js';
 
 interface View {

@@ -13,15 +13,15 @@ import type { Store } from '../../store/types.js';
 import type { TrackedEngine } from '../tracked-engine.js';
 import type { ClusterService } from '../../service/cluster.js';
 import type { ExecutionService } from '../../service/executions.js';
-import type { ScheduleService } from '../../service/schedules.js';
 import type { WebhookService } from '../../service/webhooks.js';
 import { resumeExecution, type ResumeDeps } from '../resumption.js';
+import { wakeDue } from '../waker.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
 import type { Registry } from 'prom-client';
 import { registerClusterMetrics } from './metrics.js';
-import { SchedulerLeader } from './scheduler-leader.js';
+import { SchedulerLease } from './scheduler-lease.js';
 import { WebhookStarts } from './webhook-starts.js';
 import { WorkQueue } from './work-queue.js';
 
@@ -32,6 +32,9 @@ export interface ClusterMember {
   directory: InstanceDirectory;
   leases: LeaseKeeper;
   queue: WorkQueue;
+  /** the scheduler actor's leader lease (the actor itself is the service's: src/server/service.ts) */
+  schedulerLease: SchedulerLease;
+  leaseTiming: LeaseTiming;
   /** takes no more work from the queue (a stop begins); async executions are queued for the others */
   stopIntake(): Promise<void>;
   /**
@@ -60,8 +63,6 @@ export interface JoinOptions {
   webhooks: WebhookService;
   /** the instance's /metrics registry, which gets the cluster's figures */
   metrics: Registry;
-  /** run on this instance only while it leads (scheduler-leader.ts) */
-  schedules: ScheduleService;
   start: NonNullable<ResumeDeps['start']>;
   logger: Logger;
   timing?: LeaseTiming;
@@ -79,7 +80,7 @@ interface Parts {
   leases: LeaseKeeper;
   queue: WorkQueue;
   hooks: WebhookStarts;
-  leader: SchedulerLeader;
+  schedulerLease: SchedulerLease;
 }
 
 /** The cluster's parts for this instance, nothing started yet. */
@@ -110,18 +111,18 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
   const queue = new WorkQueue({
     nc: buckets.nc, prefix: config.busPrefix, store: runtime.store, registry: runtime.registry, start: opts.start,
     hasCapacity: () => opts.executions.hasCapacity(), concurrency: QUEUE_CONCURRENCY, logger,
+    // the woken run takes the lease at once: the parking instance's may be left (a SIGKILL)
+    wake: (id) => wakeDue({ ...resumeDeps, adopt: (x) => leases.adopt(x) }, id, config.executionTimeoutMs),
   });
   const hooks = new WebhookStarts(buckets.nc, config.busPrefix, opts.webhooks, QUEUE_CONCURRENCY, logger);
-  const leader = new SchedulerLeader({
-    bucket: buckets.leader, instanceId: cluster.instanceId, timing, now, logger,
-    scheduler: { start: () => opts.schedules.start(), stop: () => opts.schedules.stop() },
-  });
-  return { buckets, directory, leases, queue, hooks, leader };
+  const schedulerLease = new SchedulerLease({ bucket: buckets.leader, instanceId: cluster.instanceId, timing, now, logger });
+  return { buckets, directory, leases, queue, hooks, schedulerLease };
 }
 
 export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   const { runtime, cluster } = opts;
-  const { buckets, directory, leases, queue, hooks, leader } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
+  const leaseTiming = opts.timing ?? DEFAULT_LEASE_TIMING;
+  const { buckets, directory, leases, queue, hooks, schedulerLease } = await parts(opts, leaseTiming, opts.now ?? Date.now);
   try {
     await directory.start();
     await queue.open();
@@ -133,7 +134,7 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   cluster.useDirectory(directory);
   opts.executions.useQueue(queue);
   registerClusterMetrics(opts.metrics, {
-    instances: async () => (await directory.list()).length, leasesHeld: () => leases.heldCount, takenOver: () => leases.takenOver, leading: () => leader.leading,
+    instances: async () => (await directory.list()).length, leasesHeld: () => leases.heldCount, takenOver: () => leases.takenOver, leading: () => schedulerLease.held,
   });
   // the first renewal and sweep now: a restarted instance takes its own orphans back at once
   await leases.tick();
@@ -141,10 +142,9 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   await queue.consume();
   await hooks.consume();
   opts.webhooks.shareStarts(true);
-  await leader.start();
   // what arrives meanwhile still goes to the queue and the stream, for the other instances
   const stopIntake = async (): Promise<void> => {
-    await Promise.all([queue.stop(), hooks.stop(), leader.stop()]);
+    await Promise.all([queue.stop(), hooks.stop()]);
   };
   let closed = false;
   const close = async (): Promise<void> => {
@@ -162,6 +162,8 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
     directory,
     leases,
     queue,
+    schedulerLease,
+    leaseTiming,
     close,
     stopIntake,
     async handOver() {

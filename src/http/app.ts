@@ -79,7 +79,7 @@ function appServices(deps: AppDeps, metrics: AppMetrics): Services {
     secretKey: deps.secretKey,
     maxInflight: deps.config.maxInflight,
     keyRateLimit: deps.config.keyRateLimit,
-    executionTimeoutMs: deps.config.executionTimeoutMs, maxCallDepth: deps.config.maxCallDepth,
+    executionTimeoutMs: deps.config.executionTimeoutMs, chatIdleMs: deps.config.chatIdleMs, maxCallDepth: deps.config.maxCallDepth,
     ...(deps.mailer ? { mailer: deps.mailer } : {}),
     observer: metrics.observer,
     bus: { bus: deps.bus, prefix: deps.config.busPrefix },

@@ -92,7 +92,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     useWaitingServices(runtime, services);
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, metrics: metrics.registry, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, schedules: services.schedules, chatMessages: services.chatMessages, metrics: metrics.registry, start: launch, logger }) : undefined;
     const waker = waiting(runtime, logger, launch, member);
     const server = http.createServer(app.callback());
     answerClientErrors(server, logger);

@@ -9,11 +9,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../config/load.js';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../../model/lease.js';
 import type { Runtime } from '../../main.js';
+import type { ChatMessages } from '../../service/chat-messages.js';
 import type { ClusterService } from '../../service/cluster.js';
 import type { ExecutionService } from '../../service/executions.js';
 import type { ScheduleService } from '../../service/schedules.js';
 import type { WebhookService } from '../../service/webhooks.js';
 import { resumeExecution, type ResumeDeps } from '../resumption.js';
+import { ChatLeases } from './chat-leases.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
@@ -30,6 +32,7 @@ export interface ClusterMember {
   directory: InstanceDirectory;
   leases: LeaseKeeper;
   queue: WorkQueue;
+  chats: ChatLeases;
   /** takes no more work from the queue (a stop begins); async executions are queued for the others */
   stopIntake(): Promise<void>;
   /**
@@ -51,6 +54,8 @@ export interface JoinOptions {
   metrics: Registry;
   /** run on this instance only while it leads (scheduler-leader.ts) */
   schedules: ScheduleService;
+  /** whose session actors are placed by lease (chat-leases.ts) */
+  chatMessages: ChatMessages;
   start: NonNullable<ResumeDeps['start']>;
   logger: Logger;
   timing?: LeaseTiming;
@@ -69,6 +74,7 @@ interface Parts {
   queue: WorkQueue;
   hooks: WebhookStarts;
   leader: SchedulerLeader;
+  chats: ChatLeases;
 }
 
 /** The cluster's parts for this instance, nothing started yet. */
@@ -105,12 +111,19 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
     bucket: buckets.leader, instanceId: cluster.instanceId, timing, now, logger,
     scheduler: { start: () => opts.schedules.start(), stop: () => opts.schedules.stop() },
   });
-  return { buckets, directory, leases, queue, hooks, leader };
+  const sessions = opts.chatMessages.sessions;
+  const chats = new ChatLeases({
+    bucket: buckets.chatSessions, bus: runtime.bus, prefix: config.busPrefix, instanceId: cluster.instanceId, timing, now, logger,
+    activeIds: () => sessions.ids, lost: (id) => sessions.lost(id), serve: (msg) => opts.chatMessages.serveForwarded(msg),
+  });
+  // placed by lease from now on; forwarded messages arrive once chats.start() subscribes
+  opts.chatMessages.usePlacement(chats);
+  return { buckets, directory, leases, queue, hooks, leader, chats };
 }
 
 export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   const { runtime, cluster } = opts;
-  const { buckets, directory, leases, queue, hooks, leader } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
+  const { buckets, directory, leases, queue, hooks, leader, chats } = await parts(opts, opts.timing ?? DEFAULT_LEASE_TIMING, opts.now ?? Date.now);
   try {
     await directory.start();
     await queue.open();
@@ -131,8 +144,10 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   await hooks.consume();
   opts.webhooks.shareStarts(true);
   await leader.start();
+  chats.start();
   // what arrives meanwhile still goes to the queue and the stream, for the other instances
   const stopIntake = async (): Promise<void> => {
+    chats.stop();
     await Promise.all([queue.stop(), hooks.stop(), leader.stop()]);
   };
   let closed = false;
@@ -151,6 +166,7 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
     directory,
     leases,
     queue,
+    chats,
     close,
     stopIntake,
     async handOver() {
@@ -161,6 +177,9 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
       runtime.fence(ids);
       runtime.engine.cancelAll();
       await leases.handOver(ids);
+      // idle sessions end here; the next message of any conversation activates it elsewhere at once
+      opts.chatMessages.sessions.passivateAll();
+      await chats.handOver();
       await runtime.engine.whenIdle(5_000);
       return ids.length;
     },

@@ -39,15 +39,15 @@ export async function deployChat(url: string): Promise<void> {
   if (chat.status !== 201) throw new Error(`chat: ${chat.status} ${JSON.stringify(chat.body)}`);
 }
 
-interface Conversation {
+export interface Conversation {
   id?: string;
   token?: string;
 }
 
-type TurnResult = { ok: true; answer: string } | { ok: false; why: string };
+export type TurnResult = { ok: true; answer: string } | { ok: false; why: string };
 
 /** One request of a turn: the SSE stream read to its end. */
-async function sendTurn(url: string, conv: Conversation, n: number): Promise<TurnResult> {
+export async function sendTurn(url: string, conv: Conversation, n: number): Promise<TurnResult> {
   const body = { message: `turn ${n}`, messageId: `m${n}`, ...(conv.id === undefined ? {} : { conversationId: conv.id, conversationToken: conv.token }) };
   let res: Response;
   try {
@@ -119,19 +119,27 @@ export function talkThroughout(urls: () => string[], end: number): ChatTalk {
   return { finished, conversationId: () => conv.id, turns: () => turns, retries: () => retries, failures: () => failures };
 }
 
+/** The conversation's stored history, as `[role, content]`, read from the database. */
+export async function storedHistory(databaseUrl: string, conversationId: string): Promise<string[][]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ body: unknown }>('SELECT body FROM chat_messages WHERE conversation_id = $1 ORDER BY seq', [conversationId]);
+    return rows.map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as { role: string; content: string }).map((m) => [m.role, m.content]);
+  } finally {
+    await client.end();
+  }
+}
+
+/** turns 1..n, each followed by its answer */
+export function expectedHistory(n: number): string[][] {
+  return Array.from({ length: n }, (_, i) => [['user', `turn ${i + 1}`], ['assistant', `echo: turn ${i + 1}`]]).flat();
+}
+
 /** The conversation's stored history holds every turn once, in order, each followed by its answer. */
 export async function checkHistory(databaseUrl: string, talk: ChatTalk): Promise<void> {
   const id = talk.conversationId();
   expect(id, 'a conversation').to.be.a('string');
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ body: string }>('SELECT body FROM chat_messages WHERE conversation_id = $1 ORDER BY seq', [id]);
-    const history = rows.map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as { role: string; content: string });
-    const expected = Array.from({ length: talk.turns() }, (_, i) => [['user', `turn ${i + 1}`], ['assistant', `echo: turn ${i + 1}`]]).flat();
-    expect(talk.turns(), 'turns answered').to.be.above(5);
-    expect(history.map((m) => [m.role, m.content])).to.deep.equal(expected);
-  } finally {
-    await client.end();
-  }
+  expect(talk.turns(), 'turns answered').to.be.above(5);
+  expect(await storedHistory(databaseUrl, id as string)).to.deep.equal(expectedHistory(talk.turns()));
 }

@@ -141,7 +141,11 @@ function startBackground(
   );
   retention.start();
   parts.waker.start();
-  return () => Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
+  return () => {
+    // idle chat sessions end now (their timers with them); the conversations are in the store
+    services.chatMessages.sessions.passivateAll();
+    return Promise.all([services.schedules.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
+  };
 }
 
 /**

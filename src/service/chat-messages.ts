@@ -67,6 +67,8 @@ export class ChatMessages {
     // an id of our own when the client sends none: a forward retried after its owner died is then one turn still
     const request: TurnRequest = { message: body.message, conversationToken: body.conversationToken, messageId: body.messageId ?? randomUUID() };
     const isNew = body.conversationId === undefined;
+    // refused here, before any lease or session: an id that is not the visitor's activates nothing
+    if (!isNew) await this.turns.existing(chat, visitor, body.conversationId as string, body.conversationToken);
     const conversationId = body.conversationId ?? randomUUID();
     const deadline = this.deps.now() + PLACE_WAIT_MS;
     for (;;) {

@@ -199,7 +199,7 @@ export class ChatTurns {
    * chat, so its conversations are the chat's whatever subdomain they began on: a new subdomain
    * keeps the history (a deleted chat takes its conversations).
    */
-  private async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string, token: string | undefined): Promise<Conversation> {
+  async existing(chat: ChatDeployment, visitor: ChatVisitor, id: string, token: string | undefined): Promise<Conversation> {
     const found = await this.deps.store.chats.getConversation(id);
     const byToken = token !== undefined && found?.tokenHash !== undefined && tokenMatches(found.tokenHash, token);
     const bySession = chat.auth.mode === 'email' && visitor.email !== null && found?.owner === visitor.email;

@@ -7,6 +7,7 @@ export const DEFAULTS = {
   dataDir: './.troupe',
   chatHost: 'chat.localhost',
   executionTimeoutMs: 300_000,
+  chatIdleMs: 300_000,
   maxBodyBytes: 1_048_576,
   keyRateLimit: 600,
   maxInflight: 1000,

@@ -19,6 +19,8 @@ export interface Config {
   allowHosts: readonly string[];
   logLevel: Env['TROUPE_LOG_LEVEL'];
   executionTimeoutMs: number;
+  /** how long a chat session actor stays active without a message before it passivates */
+  chatIdleMs: number;
   maxBodyBytes: number;
   keyRateLimit: number;
   maxInflight: number;
@@ -98,6 +100,7 @@ function toConfig(e: Env): Config {
     allowHosts: Object.freeze(splitAllowList(e.TROUPE_ALLOW_HOSTS)),
     logLevel: e.TROUPE_LOG_LEVEL,
     executionTimeoutMs: e.TROUPE_EXECUTION_TIMEOUT_MS,
+    chatIdleMs: e.TROUPE_CHAT_IDLE_MS,
     maxBodyBytes: e.TROUPE_MAX_BODY_BYTES,
     keyRateLimit: e.TROUPE_KEY_RATE_LIMIT,
     maxInflight: e.TROUPE_MAX_INFLIGHT,

@@ -73,6 +73,7 @@ export const envSchema = z.object({
     .default('info'),
   // at most the longest timer delay (2^31 − 1 ms, ~24.8 days): a longer one would fire at once
   TROUPE_EXECUTION_TIMEOUT_MS: int(1, 2_147_483_647).default(DEFAULTS.executionTimeoutMs),
+  TROUPE_CHAT_IDLE_MS: int(1_000, 2_147_483_647).default(DEFAULTS.chatIdleMs),
   TROUPE_SHUTDOWN_GRACE_MS: int(0, 2_147_483_647).default(DEFAULTS.shutdownGraceMs),
   TROUPE_MAX_BODY_BYTES: int(1).default(DEFAULTS.maxBodyBytes),
   TROUPE_KEY_RATE_LIMIT: int(1).default(DEFAULTS.keyRateLimit),

@@ -73,7 +73,7 @@ export function composeServices(deps: ServiceInputs): Composed {
   const services = createServices({
     store: deps.store, engine: deps.engine, registry: deps.registry, logger: deps.logger, secretKey: deps.secretKey,
     maxInflight: config.maxInflight, keyRateLimit: config.keyRateLimit,
-    executionTimeoutMs: config.executionTimeoutMs, maxCallDepth: config.maxCallDepth,
+    executionTimeoutMs: config.executionTimeoutMs, chatIdleMs: config.chatIdleMs, maxCallDepth: config.maxCallDepth,
     ...(deps.mailer ? { mailer: deps.mailer } : {}),
     observer: metrics.observer,
     bus: { bus: deps.bus, prefix: config.busPrefix },
@@ -186,7 +186,7 @@ async function serveOn(runtime: Runtime, secrets: ServiceSecrets, config: Readon
     useWaitingServices(runtime, services);
     const recovery = await recover(runtime, logger, false, launch);
     // NATS and a shared store: one instance of a cluster (announced, leasing its executions)
-    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, metrics: metrics.registry, start: launch, logger }) : undefined;
+    const member = clustered(config) ? await joinCluster({ config, runtime, cluster, executions: services.executions, webhooks: services.webhooks, chatMessages: services.chatMessages, metrics: metrics.registry, start: launch, logger }) : undefined;
     const waker = waiting(runtime, logger, launch, member);
     const { app } = createApp(services, appOptions(composed, { config, logger, bus: runtime.bus, adminToken: secrets.adminToken.value }));
     const server = http.createServer(app.callback());
@@ -240,7 +240,11 @@ function startBackground(
   );
   retention.start();
   parts.waker.start();
-  return () => Promise.all([scheduler.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
+  return () => {
+    // idle chat sessions end now (their timers with them); the conversations are in the store
+    services.chatMessages.sessions.passivateAll();
+    return Promise.all([scheduler.stop(), services.webhooks.stopSweeper(), retention.stop(), parts.waker.stop()]);
+  };
 }
 
 /**

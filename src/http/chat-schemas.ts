@@ -56,6 +56,7 @@ export const chatMessageSchema = z.object({
   message: z.string().min(1).max(16_000).regex(/\S/, 'the message is blank (only spaces or line breaks)'),
   conversationId: z.string().min(1).max(200).optional(),
   conversationToken: z.string().min(1).max(200).optional().describe('the token of the conversation\'s `done` events: it continues the conversation'),
+  messageId: z.string().min(1).max(200).optional().describe('the client\'s id of this message: a retry that sends it again answers with the turn it began (no second turn)'),
 });
 
 export const chatSignedInSchema = z.object({ ok: z.literal(true) });

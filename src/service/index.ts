@@ -40,6 +40,8 @@ export interface ServiceDeps {
   mailer?: Mailer;
   /** the engine's time limit: a run older than it cannot still be running */
   executionTimeoutMs?: number;
+  /** TROUPE_CHAT_IDLE_MS */
+  chatIdleMs?: number;
   /** TROUPE_MAX_CALL_DEPTH */
   maxCallDepth?: number;
   /** where instances tell each other that keys or deployments changed (see LookupCache) */
@@ -122,7 +124,7 @@ export function createServices(deps: ServiceDeps): Services {
     store: deps.store,
     approvals: new ApprovalService(deps.store, deps.secretKey, now),
     children: new ChildWorkflows(deps.store, executions, deployments, cache, deps.maxCallDepth ?? 10),
-    chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now }),
+    chatMessages: new ChatMessages({ store: deps.store, deployments, executions, logger: deps.logger, now, ...(deps.chatIdleMs === undefined ? {} : { idleMs: deps.chatIdleMs }) }),
     reruns: new RerunService({ store: deps.store, cache, executions, executionTimeoutMs }),
     cluster: new ClusterService({ instanceId: deps.instance.id, version: deps.instance.version, running: () => deps.engine.inflight, ...(deps.now ? { now: deps.now } : {}) }),
     chat: new ChatService({

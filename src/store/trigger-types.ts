@@ -147,8 +147,10 @@ export interface ChatMessage {
   role: 'user' | 'assistant';
   content: string;
   at: string;
-  /** the execution that answered (assistant messages) */
+  /** the execution that answered (assistant messages), or the turn's run (user messages) */
   executionId?: string;
+  /** user messages: the client's id of the message, so that a retry of it makes no second turn */
+  messageId?: string;
 }
 
 export interface Conversation {

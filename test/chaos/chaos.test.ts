@@ -6,7 +6,8 @@
  * per-second schedule fired no due time twice and lost none (schedule-check.ts). For the calls,
  * the upstream honours Idempotency-Key (a repeat of a key is answered from its first answer)
  * and counts what it applies per execution input, so a block run again under a new run (a new
- * key) would show as a second application.
+ * key) would show as a second application. Meanwhile a visitor speaks to a chat throughout
+ * (chat-check.ts): its conversation keeps every turn once, in order.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { expect } from 'chai';
 import { call, type ServeProcess } from '../cli/serve-helpers.js';
 import { deploy, eventually, startTestCluster, TOKEN, type TestCluster } from '../cluster/support.js';
 import { ScheduleWatch } from './schedule-check.js';
+import { checkHistory, deployChat, talkThroughout } from './chat-check.js';
 
 const CHAOS_MS = 45_000;
 const KILL_EVERY_MS = 3_000;
@@ -99,7 +101,7 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
     await upstream?.close();
   });
 
-  it('completes every accepted execution, leaves none running and applies no block call twice', async () => {
+  it('completes every accepted execution, leaves none running, applies no block call twice and keeps every chat turn once, in order', async () => {
     const names = ['c1', 'c2', 'c3'];
     const live = new Map<string, ServeProcess>();
     for (const name of names) live.set(name, await cluster.serve(name));
@@ -107,8 +109,10 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
     // a per-second schedule fires throughout the kills (schedule-check.ts)
     const schedule = await ScheduleWatch.deploy((live.get('c1') as ServeProcess).url);
     for (const p of live.values()) schedule.watch(p);
+    await deployChat((live.get('c1') as ServeProcess).url);
     const accepted = new Map<string, number>();
     const end = Date.now() + CHAOS_MS;
+    const chat = talkThroughout(() => [...live.values()].map((p) => p.url), end);
     let n = 0;
     const load = (async () => {
       while (Date.now() < end) {
@@ -140,6 +144,7 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
     }
     await load;
     await Promise.all(restarts);
+    await chat.finished;
     const survivor = await eventually('an instance up', 30_000, async () => [...live.values()][0]);
     const fires = await schedule.check(survivor.url, end);
     expect(fires.twice, 'schedule due times fired twice').to.deep.equal([]);
@@ -169,6 +174,7 @@ describe('chaos: three instances, one SIGKILLed every 3 s under load (child proc
     // nothing of the run is left running anywhere (its queue included)
     const running = await call(survivor.url, 'GET', '/api/executions?status=running&limit=10', { token: TOKEN });
     expect(running.body.items).to.deep.equal([]);
-    console.log(`      chaos: ${accepted.size} accepted, ${round} kills, ${upstream.repeats} repeated calls answered by their key, schedule: ${fires.checked} due times, ${fires.required} of them while an instance led, ${fires.failovers} failovers caught up`);
+    await checkHistory(cluster.db.url, chat);
+    console.log(`      chaos: ${accepted.size} accepted, ${round} kills, ${upstream.repeats} repeated calls answered by their key, schedule: ${fires.checked} due times, ${fires.required} of them while an instance led, ${fires.failovers} failovers caught up; chat: ${chat.turns()} turns, ${chat.retries()} retried (${JSON.stringify([...chat.failures()])})`);
   });
 });

@@ -210,7 +210,7 @@ describe('http: chat deployments', () => {
     const chat = await h.store.chats.getBySubdomain('own');
     const started = await h.services.chatMessages.start(chat!, { email: null }, '127.0.0.1', { message: 'nobody listens' });
     await started.answer;
-    const stored = await h.store.chats.getConversation(started.conversation.id);
+    const stored = await h.store.chats.getConversation(started.conversationId);
     expect(stored?.messages.map((m) => [m.role, m.content])).to.deep.equal([['user', 'nobody listens'], ['assistant', 'one two three']]);
   });
 

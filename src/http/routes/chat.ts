@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { TroupeError } from '../../errors.js';
 import type { ChatDeployment } from '../../store/types.js';
 import type { ChatService, ChatVisitor } from '../../service/chat.js';
-import type { StartedMessage } from '../../service/chat-messages.js';
+import type { ChatTurn } from '../../service/chat-messages.js';
 import type { Services } from '../../service/index.js';
 import type { SeqEvent } from '../../service/live.js';
 import { renderChatPage } from '../chat-page.js';
@@ -137,31 +137,31 @@ async function messages(ctx: Ctx, s: Services, logger: Logger): Promise<void> {
   if (visitor === null) throw new TroupeError('UNAUTHORIZED', 'sign in to this chat first');
   const body = await parseBody(ctx, chatMessageSchema);
   const started = await s.chatMessages.start(found, visitor, ctx.ip, body);
-  ctx.set('X-Execution-Id', started.handle.id);
-  ctx.set('X-Conversation-Id', started.conversation.id);
+  ctx.set('X-Execution-Id', started.executionId);
+  ctx.set('X-Conversation-Id', started.conversationId);
   ctx.set('X-Conversation-Token', started.conversationToken);
   streamAnswer(ctx, s, logger, found, started);
 }
 
 /** chunks of the answer's block (every block's without an `output` setting), then done or error */
-function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeployment, started: StartedMessage): void {
+function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeployment, started: ChatTurn): void {
   const sse = openSse(ctx);
   // out now, with the headers (X-Conversation-Token): a visitor whose stream is cut before the
   // answer still holds the conversation
   sse.comment('conversation');
-  const conversationId = started.conversation.id;
+  const conversationId = started.conversationId;
   const conversationToken = started.conversationToken;
   let streamed = false;
   let ended = false;
   const finish = async (): Promise<void> => {
-    const { result, answer } = await started.answer;
+    const { executionId, errorCode, answer } = await started.answer;
     ended = true;
     if (answer === null) {
       // what failed inside the workflow stays in its execution record, not on a public page
-      sse.send('error', { code: result.error?.code ?? 'FAILED', message: 'the assistant could not answer this message', conversationId, conversationToken, executionId: result.id });
+      sse.send('error', { code: errorCode ?? 'FAILED', message: 'the assistant could not answer this message', conversationId, conversationToken, executionId });
     } else {
       if (!streamed && answer.text !== '') sse.send('chunk', { text: answer.text });
-      sse.send('done', { conversationId, conversationToken, executionId: result.id, output: answer.output ?? null });
+      sse.send('done', { conversationId, conversationToken, executionId, output: answer.output ?? null });
     }
     sse.close();
   };
@@ -176,11 +176,11 @@ function streamAnswer(ctx: Ctx, s: Services, logger: Logger, chat: ChatDeploymen
     }
   };
   const fail = (err: unknown): void => {
-    logger.error({ err, executionId: started.handle.id }, 'chat stream failed');
+    logger.error({ err, executionId: started.executionId }, 'chat stream failed');
     sse.send('error', { code: 'INTERNAL', message: 'the stream failed', conversationId, conversationToken });
     sse.close();
   };
-  s.executions.follow(started.handle.id, onEvent, sse.signal).then(
+  s.executions.follow(started.executionId, onEvent, sse.signal).then(
     () => {
       // the feed ended without `done` while the visitor is still there: say so rather than hang
       if (!ended && !sse.signal.aborted) void finish().catch((err: unknown) => fail(err));

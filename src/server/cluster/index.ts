@@ -11,11 +11,14 @@ import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../../model/lease.js';
 import type { BlockTypeRegistry } from '../../model/types.js';
 import type { Store } from '../../store/types.js';
 import type { TrackedEngine } from '../tracked-engine.js';
+import type { Bus } from '../../bus/types.js';
+import type { ChatMessages } from '../../service/chat-messages.js';
 import type { ClusterService } from '../../service/cluster.js';
 import type { ExecutionService } from '../../service/executions.js';
 import type { WebhookService } from '../../service/webhooks.js';
 import { resumeExecution, type ResumeDeps } from '../resumption.js';
 import { wakeDue } from '../waker.js';
+import { ChatLeases } from './chat-leases.js';
 import { InstanceDirectory } from './instances.js';
 import { LeaseKeeper } from './leases.js';
 import { openClusterBuckets, type ClusterBuckets } from './nats-kv.js';
@@ -35,6 +38,7 @@ export interface ClusterMember {
   /** the scheduler actor's leader lease (the actor itself is the service's: src/server/service.ts) */
   schedulerLease: SchedulerLease;
   leaseTiming: LeaseTiming;
+  chats: ChatLeases;
   /** takes no more work from the queue (a stop begins); async executions are queued for the others */
   stopIntake(): Promise<void>;
   /**
@@ -51,6 +55,8 @@ export interface ClusterRuntime {
   store: Store;
   engine: TrackedEngine;
   registry: BlockTypeRegistry;
+  /** chat session forwarding goes over it */
+  bus: Bus;
   /** refuses every further record write of these executions (handed over to another instance) */
   fence(ids: Iterable<string>): void;
 }
@@ -63,6 +69,8 @@ export interface JoinOptions {
   webhooks: WebhookService;
   /** the instance's /metrics registry, which gets the cluster's figures */
   metrics: Registry;
+  /** whose session actors are placed by lease (chat-leases.ts) */
+  chatMessages: ChatMessages;
   start: NonNullable<ResumeDeps['start']>;
   logger: Logger;
   timing?: LeaseTiming;
@@ -81,6 +89,7 @@ interface Parts {
   queue: WorkQueue;
   hooks: WebhookStarts;
   schedulerLease: SchedulerLease;
+  chats: ChatLeases;
 }
 
 /** The cluster's parts for this instance, nothing started yet. */
@@ -116,13 +125,20 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
   });
   const hooks = new WebhookStarts(buckets.nc, config.busPrefix, opts.webhooks, QUEUE_CONCURRENCY, logger);
   const schedulerLease = new SchedulerLease({ bucket: buckets.leader, instanceId: cluster.instanceId, timing, now, logger });
-  return { buckets, directory, leases, queue, hooks, schedulerLease };
+  const sessions = opts.chatMessages.sessions;
+  const chats = new ChatLeases({
+    bucket: buckets.chatSessions, bus: runtime.bus, prefix: config.busPrefix, instanceId: cluster.instanceId, timing, now, logger,
+    activeIds: () => sessions.ids, lost: (id) => sessions.lost(id), serve: (msg) => opts.chatMessages.serveForwarded(msg),
+  });
+  // placed by lease from now on; forwarded messages arrive once chats.start() subscribes
+  opts.chatMessages.usePlacement(chats);
+  return { buckets, directory, leases, queue, hooks, schedulerLease, chats };
 }
 
 export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   const { runtime, cluster } = opts;
   const leaseTiming = opts.timing ?? DEFAULT_LEASE_TIMING;
-  const { buckets, directory, leases, queue, hooks, schedulerLease } = await parts(opts, leaseTiming, opts.now ?? Date.now);
+  const { buckets, directory, leases, queue, hooks, schedulerLease, chats } = await parts(opts, leaseTiming, opts.now ?? Date.now);
   try {
     await directory.start();
     await queue.open();
@@ -142,8 +158,10 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
   await queue.consume();
   await hooks.consume();
   opts.webhooks.shareStarts(true);
+  chats.start();
   // what arrives meanwhile still goes to the queue and the stream, for the other instances
   const stopIntake = async (): Promise<void> => {
+    chats.stop();
     await Promise.all([queue.stop(), hooks.stop()]);
   };
   let closed = false;
@@ -164,6 +182,7 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
     queue,
     schedulerLease,
     leaseTiming,
+    chats,
     close,
     stopIntake,
     async handOver() {
@@ -174,6 +193,9 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
       runtime.fence(ids);
       runtime.engine.cancelAll();
       await leases.handOver(ids);
+      // idle sessions end here; the next message of any conversation activates it elsewhere at once
+      opts.chatMessages.sessions.passivateAll();
+      await chats.handOver();
       await runtime.engine.whenIdle(5_000);
       return ids.length;
     },

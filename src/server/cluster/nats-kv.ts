@@ -1,6 +1,6 @@
 /**
  * The cluster's own NATS connection and its JetStream key-value buckets: the instances that
- * are alive, the execution leases and the scheduler's leader lease (docs/architecture.md). A
+ * are alive, the execution leases, the scheduler's leader lease and the chat session leases (docs/architecture.md). A
  * connection apart from the bus's keeps the Bus port free of key-value operations.
  */
 import { connect, JSONCodec } from 'nats';
@@ -18,6 +18,8 @@ export interface ClusterBuckets {
   leases: KV;
   /** "leader" → the scheduler's leader lease */
   leader: KV;
+  /** conversation id → the lease of its chat session actor */
+  chatSessions: KV;
 }
 
 export async function openClusterBuckets(url: string, prefix: string, instanceTtlMs: number): Promise<ClusterBuckets> {
@@ -42,6 +44,7 @@ export async function openClusterBuckets(url: string, prefix: string, instanceTt
       instances: await js.views.kv(`${name}_instances`, { history: 1, ttl: instanceTtlMs }),
       leases: await js.views.kv(`${name}_leases`, { history: 1 }),
       leader: await js.views.kv(`${name}_leader`, { history: 1 }),
+      chatSessions: await js.views.kv(`${name}_chat_sessions`, { history: 1 }),
     };
   } catch (err) {
     await nc.close();

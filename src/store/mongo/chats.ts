@@ -45,7 +45,7 @@ function toCode(doc: ChatCodeDoc): ChatCode {
 
 /** The stored form of a message: its timestamp normalized, no undefined fields. */
 function messageJson(m: ChatMessage): string {
-  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}) });
+  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}), ...(m.messageId !== undefined ? { messageId: m.messageId } : {}) });
 }
 
 /** codes of an earlier version, keyed by (subdomain, email) only, match no key: asked for again */

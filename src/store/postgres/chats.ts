@@ -54,7 +54,7 @@ function toChat(row: ChatRow): ChatDeployment {
 
 /** The stored form of a message: its timestamp normalized, no undefined fields. */
 function messageJson(m: ChatMessage): string {
-  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}) });
+  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}), ...(m.messageId !== undefined ? { messageId: m.messageId } : {}) });
 }
 
 function subdomainConflict(subdomain: string): TroupeError {

@@ -135,10 +135,8 @@ async function parts(opts: JoinOptions, timing: LeaseTiming, now: () => number):
   return { buckets, directory, leases, queue, hooks, schedulerLease, chats };
 }
 
-export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
-  const { runtime, cluster } = opts;
-  const leaseTiming = opts.timing ?? DEFAULT_LEASE_TIMING;
-  const { buckets, directory, leases, queue, hooks, schedulerLease, chats } = await parts(opts, leaseTiming, opts.now ?? Date.now);
+/** Announces the instance and opens the work queue and the webhook stream; the connection is closed if any fails. */
+async function openParts(buckets: ClusterBuckets, directory: InstanceDirectory, queue: WorkQueue, hooks: WebhookStarts): Promise<void> {
   try {
     await directory.start();
     await queue.open();
@@ -147,6 +145,13 @@ export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
     await buckets.nc.close();
     throw err;
   }
+}
+
+export async function joinCluster(opts: JoinOptions): Promise<ClusterMember> {
+  const { runtime, cluster } = opts;
+  const leaseTiming = opts.timing ?? DEFAULT_LEASE_TIMING;
+  const { buckets, directory, leases, queue, hooks, schedulerLease, chats } = await parts(opts, leaseTiming, opts.now ?? Date.now);
+  await openParts(buckets, directory, queue, hooks);
   cluster.useDirectory(directory);
   opts.executions.useQueue(queue);
   registerClusterMetrics(opts.metrics, {

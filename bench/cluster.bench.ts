@@ -18,7 +18,7 @@ import { DEFAULT_LEASE_TIMING } from '../src/model/lease.js';
 import type { Target } from './peers/load.js';
 import type { ServeProcess } from '../test/cli/serve-helpers.js';
 import { deploy, startTestCluster, type TestCluster } from '../test/cluster/support.js';
-import { loadAverage, spreadLoad, type SpreadResult } from './lib/cluster-load.js';
+import { loadAverage, pidsMatching, spreadLoad, type SpreadResult } from './lib/cluster-load.js';
 import { takeoverRound, type TakeoverRound } from './lib/cluster-takeover.js';
 import { holdWorkflow, startBenchUpstream, throughputWorkflow, type BenchUpstream } from './lib/cluster-upstream.js';
 
@@ -56,6 +56,10 @@ async function checkAnswers(targets: readonly Target[]): Promise<void> {
 }
 
 async function throughput(cluster: TestCluster, instances: Instance[], upstream: BenchUpstream): Promise<SpreadResult[]> {
+  const natsPort = new URL(cluster.nats.url).port;
+  // PostgreSQL's processes are the whole server's (other databases on it count too), NATS's is ours
+  const services = (): number[] => pidsMatching((cmd) => cmd.startsWith('postgres: ') || cmd.includes('/bin/postgres\0')
+    || (cmd.includes('nats-server') && cmd.includes(`\0-p\0${natsPort}\0`)));
   await addInstance(cluster, instances);
   const apiKey = await deploy((instances[0] as Instance).url, throughputWorkflow(upstream.port));
   const rows: SpreadResult[] = [];
@@ -68,13 +72,14 @@ async function throughput(cluster: TestCluster, instances: Instance[], upstream:
     }));
     await checkAnswers(targets);
     const pids = instances.map((i) => i.child.pid ?? 0);
-    await spreadLoad(targets, CONNECTIONS, WARMUP, pids);
-    const r = await spreadLoad(targets, CONNECTIONS, DURATION, pids);
+    await spreadLoad(targets, CONNECTIONS, WARMUP, pids, services);
+    const r = await spreadLoad(targets, CONNECTIONS, DURATION, pids, services);
     rows.push(r);
     const base = rows[0] as SpreadResult;
     line(`${count} instance${count > 1 ? 's' : ''}${count === 1 ? ' (baseline)' : ''}`, `${f1(r.rps)} req/s`,
       `= ${(r.rps / base.rps).toFixed(2)}× one instance; p50 ${f1(r.p50Ms)} ms, p99 ${f1(r.p99Ms)} ms; ${r.errors} errors`);
-    line('', '', `CPU: instances ${r.instancesCpu.toFixed(0)} %, load generator ${r.loaderCpu.toFixed(0)} %, PostgreSQL + NATS + other ${r.otherCpu.toFixed(0)} %; load avg ${r.loadAvg.toFixed(2)}`);
+    line('', '', `CPU (100 % = one core): instances ${r.instancesCpu.toFixed(0)} %, load generator ${r.loaderCpu.toFixed(0)} %, `
+      + `PostgreSQL + NATS ${r.servicesCpu.toFixed(0)} %, anything else ${r.otherCpu.toFixed(0)} %; load avg ${r.loadAvg.toFixed(2)}`);
   }
   return rows;
 }

@@ -117,6 +117,8 @@ async function main(): Promise<void> {
       line(label, `${f1(f.rps)} req/s`, `= ${f.ratio.toFixed(2)}× bare Koa; main ${f1(f.mainThreadUs)} µs, CPU ${f1(f.processCpuUs)} µs; 2-core bound ${f.twoCoreBound.toFixed(2)}×`);
     }
   });
+  // last: it starts instances, PostgreSQL databases and SIGKILLs (docs/benchmarks.md "Several instances")
+  await optional('several instances', './cluster.bench.js', (m) => m.clusterBench());
 }
 
 main().then(

@@ -1,4 +1,4 @@
-import { APPROVAL_COLUMNS, approvalOf, approvalParams, type ApprovalRow } from '../approval-rows.js';
+import { APPROVAL_COLUMNS, approvalOf, approvalParams, type ApprovalRow } from '../rows/approvals.js';
 import type { ApprovalDecision, ApprovalEntry, ApprovalRepo } from '../types.js';
 import type { Pg } from './db.js';
 

@@ -1,65 +1,16 @@
-import { TroupeError } from '../../errors.js';
 import { conflict, fromJson, iso, toJson } from '../shared.js';
 import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, ChatSession, Conversation } from '../types.js';
 import type { Pg } from './db.js';
 import { isUniqueViolation } from './errors.js';
+import {
+  messageJson, subdomainConflict, toChat, toCode, toConversation, toSession,
+  type ChatBody, type ChatRow, type CodeRow, type ConversationRow, type SessionRow,
+} from '../rows/chats.js';
 
-interface ChatRow {
-  workflow_id: string;
-  subdomain: string;
-  body: string;
-  created_at: string;
-  updated_at: string;
-  inserted?: boolean;
-}
-
-interface ConversationRow {
-  id: string;
-  workflow_id: string;
-  subdomain: string;
-  owner: string | null;
-  token_hash: string | null;
-  created_at: string;
-  updated_at: string;
-  body: string | null;
-}
-
-interface SessionRow {
-  id_hash: string;
-  workflow_id: string;
-  subdomain: string;
-  email: string | null;
-  expires_at: string;
-}
-
-interface CodeRow {
-  subdomain: string;
-  email: string;
-  client: string;
-  code_hash: string;
-  expires_at: string;
-  attempts: number;
-}
-
-type ChatBody = Pick<ChatDeployment, 'auth' | 'branding' | 'output'>;
-
-function toChat(row: ChatRow): ChatDeployment {
-  const body = fromJson(row.body) as ChatBody;
-  return {
-    workflowId: row.workflow_id, subdomain: row.subdomain, auth: body.auth, branding: body.branding,
-    ...(body.output !== undefined && body.output !== null ? { output: body.output } : {}),
-    createdAt: row.created_at, updatedAt: row.updated_at,
-  };
-}
-
-/** The stored form of a message: its timestamp normalized, no undefined fields. */
-function messageJson(m: ChatMessage): string {
-  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}), ...(m.messageId !== undefined ? { messageId: m.messageId } : {}) });
-}
-
-function subdomainConflict(subdomain: string): TroupeError {
-  return new TroupeError('CONFLICT', `chat subdomain "${subdomain}" is already used by another workflow`, { details: { subdomain } });
-}
+/** the upsert's row says whether it inserted */
+type UpsertedChatRow = ChatRow & { inserted?: boolean };
+/** a conversation's row joined with each of its messages' (null: none) */
+type ConversationMessageRow = ConversationRow & { body: string | null };
 
 const UPSERT_CHAT = `INSERT INTO chat_deployments AS c (workflow_id, subdomain, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
   ON CONFLICT (workflow_id) DO UPDATE SET subdomain = excluded.subdomain, body = excluded.body, updated_at = excluded.updated_at
@@ -78,9 +29,9 @@ export class PgChats implements ChatRepo {
       return await this.db.tx(async (q) => {
         const holder = await q.query<{ workflow_id: string }>('SELECT workflow_id FROM chat_deployments WHERE subdomain = $1', [chat.subdomain]);
         if (holder.rows[0] !== undefined && holder.rows[0].workflow_id !== chat.workflowId) throw subdomainConflict(chat.subdomain);
-        const { rows } = await q.query<ChatRow>(UPSERT_CHAT, [chat.workflowId, chat.subdomain, json, iso(chat.createdAt), iso(chat.updatedAt)]);
+        const { rows } = await q.query<UpsertedChatRow>(UPSERT_CHAT, [chat.workflowId, chat.subdomain, json, iso(chat.createdAt), iso(chat.updatedAt)]);
         await q.query(CLEAR_STALE_CODES, [chat.workflowId, chat.subdomain]);
-        const row = rows[0] as ChatRow;
+        const row = rows[0] as UpsertedChatRow;
         return { chat: toChat(row), created: row.inserted === true };
       });
     } catch (err) {
@@ -126,16 +77,12 @@ export class PgChats implements ChatRepo {
 
   /** One statement, so one snapshot: the messages are those of the row read, never half of an append. */
   async getConversation(id: string): Promise<Conversation | null> {
-    const { rows } = await this.db.query<ConversationRow>(`SELECT c.*, m.body FROM chat_conversations c
+    const { rows } = await this.db.query<ConversationMessageRow>(`SELECT c.*, m.body FROM chat_conversations c
       LEFT JOIN chat_messages m ON m.conversation_id = c.id WHERE c.id = $1 ORDER BY m.seq`, [id]);
     const row = rows[0];
     if (row === undefined) return null;
     const messages = rows.filter((r) => r.body !== null).map((r) => fromJson(r.body) as ChatMessage);
-    return {
-      id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner,
-      ...(row.token_hash === null ? {} : { tokenHash: row.token_hash }),
-      messages, createdAt: row.created_at, updatedAt: row.updated_at,
-    };
+    return toConversation(row, messages);
   }
 
   /** The conversation's row lock (the UPDATE) puts concurrent appends one after the other. */
@@ -163,7 +110,7 @@ export class PgChats implements ChatRepo {
   async getCode(subdomain: string, email: string, client: string): Promise<ChatCode | null> {
     const { rows } = await this.db.query<CodeRow>('SELECT * FROM chat_codes WHERE subdomain = $1 AND email = $2 AND client = $3', [subdomain, email, client]);
     const row = rows[0];
-    return row ? { subdomain: row.subdomain, email: row.email, client: row.client, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts } : null;
+    return row ? toCode(row) : null;
   }
 
   async countAttempt(subdomain: string, email: string, client: string): Promise<number> {
@@ -196,7 +143,7 @@ export class PgChats implements ChatRepo {
   async getSession(idHash: string): Promise<ChatSession | null> {
     const { rows } = await this.db.query<SessionRow>('SELECT * FROM chat_sessions WHERE id_hash = $1', [idHash]);
     const row = rows[0];
-    return row ? { idHash: row.id_hash, workflowId: row.workflow_id, subdomain: row.subdomain, email: row.email, expiresAt: row.expires_at } : null;
+    return row ? toSession(row) : null;
   }
 
   async deleteSession(idHash: string): Promise<boolean> {

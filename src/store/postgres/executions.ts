@@ -9,8 +9,8 @@ import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
-import { toExecution } from '../sqlite/execution-rows.js';
-import type { ExecutionRow } from '../sqlite/execution-rows.js';
+import { toExecution } from '../rows/executions.js';
+import type { ExecutionRow } from '../rows/executions.js';
 import { pgExecutionRow, pgPatchColumns } from './rows.js';
 import type { PgExecutionRow } from './rows.js';
 import type { Pg, Querier } from './db.js';

@@ -2,19 +2,7 @@
 import { conflict, iso, isoOrNull } from '../shared.js';
 import type { ApiKeyRecord, ApiKeyRepo, Deployment, DeploymentRepo, Now, SecretRepo } from '../types.js';
 import type { Pg } from './db.js';
-
-interface DeploymentRow {
-  workflow_id: string;
-  version: number;
-  deployed_at: string;
-  endpoint: string | null;
-}
-
-function toDeployment(row: DeploymentRow): Deployment {
-  const d: Deployment = { workflowId: row.workflow_id, version: row.version, deployedAt: row.deployed_at };
-  if (row.endpoint !== null) d.endpoint = row.endpoint;
-  return d;
-}
+import { toDeployment, toKey, type DeploymentRow, type KeyRow } from '../rows/keys.js';
 
 export class PgDeployments implements DeploymentRepo {
   constructor(private readonly db: Pg) {}
@@ -35,23 +23,6 @@ export class PgDeployments implements DeploymentRepo {
   async delete(workflowId: string): Promise<boolean> {
     return ((await this.db.query('DELETE FROM deployments WHERE workflow_id = $1', [workflowId])).rowCount ?? 0) > 0;
   }
-}
-
-interface KeyRow {
-  id: string;
-  workflow_id: string;
-  prefix: string;
-  hash: string;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id, workflowId: row.workflow_id, prefix: row.prefix, hash: row.hash,
-    createdAt: row.created_at, revokedAt: row.revoked_at, lastUsedAt: row.last_used_at,
-  };
 }
 
 export class PgApiKeys implements ApiKeyRepo {

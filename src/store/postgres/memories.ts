@@ -6,20 +6,7 @@
 import { checkMemoryMessages, memoryCount } from '../shared.js';
 import type { MemoryEntry, MemoryRepo, MemoryRole, Now } from '../types.js';
 import type { Pg } from './db.js';
-
-interface Row {
-  conversation_id: string;
-  seq: number;
-  role: string;
-  content: string;
-  created_at: string;
-}
-
-const COLUMNS = 'conversation_id, seq, role, content, created_at';
-
-function toEntry(row: Row): MemoryEntry {
-  return { conversationId: row.conversation_id, seq: row.seq, role: row.role as MemoryRole, content: row.content, createdAt: row.created_at };
-}
+import { MEMORY_COLUMNS as COLUMNS, toMemoryEntry as toEntry, type MemoryRow as Row } from '../rows/memories.js';
 
 /** PostgreSQL's LIMIT: NULL is no limit. */
 function sqlLimit(n: number): number | null {

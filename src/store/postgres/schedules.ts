@@ -1,32 +1,7 @@
 import { clampLimit, iso } from '../shared.js';
-import type { FireOutcome, ScheduleEntry, ScheduleFire, ScheduleRepo } from '../types.js';
+import { toEntry, toFire, type EntryRow, type FireRow } from '../rows/schedules.js';
+import type { ScheduleEntry, ScheduleFire, ScheduleRepo } from '../types.js';
 import type { Pg } from './db.js';
-
-interface EntryRow {
-  workflow_id: string;
-  trigger_id: string;
-  version: number;
-  spec: string;
-  active_from: string;
-  last_due_at: string | null;
-}
-
-interface FireRow {
-  workflow_id: string;
-  trigger_id: string;
-  due_at: string;
-  execution_id: string | null;
-  outcome: string;
-  fired_at: string;
-}
-
-function toEntry(row: EntryRow): ScheduleEntry {
-  return { workflowId: row.workflow_id, triggerId: row.trigger_id, spec: row.spec, version: row.version, activeFrom: row.active_from, lastDueAt: row.last_due_at };
-}
-
-function toFire(row: FireRow): ScheduleFire {
-  return { workflowId: row.workflow_id, triggerId: row.trigger_id, dueAt: row.due_at, executionId: row.execution_id, outcome: row.outcome as FireOutcome, firedAt: row.fired_at };
-}
 
 // a changed cron or zone starts afresh: an occurrence of the new one from before the deploy must not catch up
 const UPSERT = `INSERT INTO schedules (workflow_id, trigger_id, version, spec, active_from, last_due_at) VALUES ($1, $2, $3, $4, $5, NULL)

@@ -1,28 +1,8 @@
 import { TroupeError } from '../../errors.js';
-import { clampLimit, fromJson, iso, toJson } from '../shared.js';
-import type { WebhookEvent, WebhookEventStatus, WebhookRepo, WebhookRoute } from '../types.js';
+import { clampLimit, iso, toJson } from '../shared.js';
+import type { WebhookEvent, WebhookRepo, WebhookRoute } from '../types.js';
 import type { Pg } from './db.js';
-
-interface EventRow {
-  id: string;
-  workflow_id: string;
-  trigger_id: string;
-  version: number;
-  delivery_id: string | null;
-  payload: string;
-  received_at: string;
-  status: string;
-  execution_id: string;
-  announced: boolean;
-}
-
-function toEvent(row: EventRow): WebhookEvent {
-  return {
-    id: row.id, workflowId: row.workflow_id, triggerId: row.trigger_id, version: row.version, deliveryId: row.delivery_id,
-    payload: fromJson(row.payload), receivedAt: row.received_at, status: row.status as WebhookEventStatus,
-    executionId: row.execution_id, announced: row.announced,
-  };
-}
+import { toEvent, toRoute, type EventRow, type RouteRow } from '../rows/webhooks.js';
 
 export class PgWebhooks implements WebhookRepo {
   constructor(private readonly db: Pg) {}
@@ -47,9 +27,9 @@ export class PgWebhooks implements WebhookRepo {
   }
 
   async findRoute(path: string): Promise<WebhookRoute | null> {
-    const { rows } = await this.db.query<{ path: string; workflow_id: string; trigger_id: string }>('SELECT * FROM webhook_routes WHERE path = $1', [path]);
+    const { rows } = await this.db.query<RouteRow>('SELECT * FROM webhook_routes WHERE path = $1', [path]);
     const row = rows[0];
-    return row ? { path: row.path, workflowId: row.workflow_id, triggerId: row.trigger_id } : null;
+    return row ? toRoute(row) : null;
   }
 
   async deleteRoutes(workflowId: string): Promise<number> {

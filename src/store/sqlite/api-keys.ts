@@ -1,23 +1,7 @@
 import { conflict, iso, isoOrNull } from '../shared.js';
 import type { ApiKeyRecord, ApiKeyRepo, Now } from '../types.js';
 import type { Db } from './db.js';
-
-interface Row {
-  id: string;
-  workflow_id: string;
-  prefix: string;
-  hash: string;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
-
-function toRecord(row: Row): ApiKeyRecord {
-  return {
-    id: row.id, workflowId: row.workflow_id, prefix: row.prefix, hash: row.hash,
-    createdAt: row.created_at, revokedAt: row.revoked_at, lastUsedAt: row.last_used_at,
-  };
-}
+import { toKey, type KeyRow } from '../rows/keys.js';
 
 export class SqliteApiKeys implements ApiKeyRepo {
   private readonly insert;
@@ -30,30 +14,30 @@ export class SqliteApiKeys implements ApiKeyRepo {
   constructor(db: Db, private readonly now: Now) {
     this.insert = db.prepare(`INSERT INTO api_keys (id, workflow_id, prefix, hash, created_at, revoked_at, last_used_at)
       VALUES (@id, @workflow_id, @prefix, @hash, @created_at, @revoked_at, @last_used_at) ON CONFLICT DO NOTHING`);
-    this.byWorkflow = db.prepare<[string], Row>('SELECT * FROM api_keys WHERE workflow_id = ? ORDER BY created_at, id');
-    this.byHash = db.prepare<[string], Row>('SELECT * FROM api_keys WHERE hash = ?');
+    this.byWorkflow = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE workflow_id = ? ORDER BY created_at, id');
+    this.byHash = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?');
     this.revokeStmt = db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE workflow_id = ? AND id = ?');
     this.touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
     this.removeAll = db.prepare('DELETE FROM api_keys WHERE workflow_id = ?');
   }
 
   async create(rec: ApiKeyRecord): Promise<ApiKeyRecord> {
-    const row: Row = {
+    const row: KeyRow = {
       id: rec.id, workflow_id: rec.workflowId, prefix: rec.prefix, hash: rec.hash, created_at: iso(rec.createdAt),
       revoked_at: isoOrNull(rec.revokedAt), last_used_at: isoOrNull(rec.lastUsedAt),
     };
     // ON CONFLICT DO NOTHING covers both unique columns (id, hash): either is a conflict
     if (this.insert.run(row).changes === 0) throw conflict('API key', rec.id);
-    return toRecord(row);
+    return toKey(row);
   }
 
   async listByWorkflow(workflowId: string): Promise<ApiKeyRecord[]> {
-    return this.byWorkflow.all(workflowId).map(toRecord);
+    return this.byWorkflow.all(workflowId).map(toKey);
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     const row = this.byHash.get(hash);
-    return row ? toRecord(row) : null;
+    return row ? toKey(row) : null;
   }
 
   async revoke(workflowId: string, keyId: string, at?: string): Promise<boolean> {

@@ -1,71 +1,10 @@
-import { TroupeError } from '../../errors.js';
 import { conflict, fromJson, iso, toJson } from '../shared.js';
 import type { ChatCode, ChatDeployment, ChatMessage, ChatRepo, ChatSession, Conversation } from '../types.js';
 import type { Db } from './db.js';
-
-interface ChatRow {
-  workflow_id: string;
-  subdomain: string;
-  body: string;
-  created_at: string;
-  updated_at: string;
-}
-
-interface ConversationRow {
-  id: string;
-  workflow_id: string;
-  subdomain: string;
-  owner: string | null;
-  token_hash: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface SessionRow {
-  id_hash: string;
-  workflow_id: string;
-  subdomain: string;
-  email: string | null;
-  expires_at: string;
-}
-
-interface CodeRow {
-  subdomain: string;
-  email: string;
-  client: string;
-  workflow_id: string | null;
-  code_hash: string;
-  expires_at: string;
-  attempts: number;
-}
-
-type ChatBody = Pick<ChatDeployment, 'auth' | 'branding' | 'output'>;
-
-function toChat(row: ChatRow): ChatDeployment {
-  const body = fromJson(row.body) as ChatBody;
-  return {
-    workflowId: row.workflow_id,
-    subdomain: row.subdomain,
-    auth: body.auth,
-    branding: body.branding,
-    ...(body.output !== undefined && body.output !== null ? { output: body.output } : {}),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function toCode(row: CodeRow): ChatCode {
-  return { subdomain: row.subdomain, email: row.email, client: row.client, codeHash: row.code_hash, expiresAt: row.expires_at, attempts: row.attempts };
-}
-
-/** The stored form of a message: its timestamp normalized, no undefined fields. */
-function messageJson(m: ChatMessage): string {
-  return toJson({ role: m.role, content: m.content, at: iso(m.at), ...(m.executionId !== undefined ? { executionId: m.executionId } : {}), ...(m.messageId !== undefined ? { messageId: m.messageId } : {}) });
-}
-
-function subdomainConflict(subdomain: string): TroupeError {
-  return new TroupeError('CONFLICT', `chat subdomain "${subdomain}" is already used by another workflow`, { details: { subdomain } });
-}
+import {
+  messageJson, subdomainConflict, toChat, toCode, toConversation, toSession,
+  type ChatBody, type ChatRow, type CodeRow, type ConversationRow, type SessionRow,
+} from '../rows/chats.js';
 
 export class SqliteChats implements ChatRepo {
   private readonly selectByWorkflow;
@@ -181,11 +120,7 @@ export class SqliteChats implements ChatRepo {
       const row = this.selectConversation.get(id);
       if (row === undefined) return null;
       const messages = this.selectMessages.all(id).map((m) => fromJson(m.body) as ChatMessage);
-      return {
-        id: row.id, workflowId: row.workflow_id, subdomain: row.subdomain, owner: row.owner,
-        ...(row.token_hash === null ? {} : { tokenHash: row.token_hash }),
-        messages, createdAt: row.created_at, updatedAt: row.updated_at,
-      };
+      return toConversation(row, messages);
     })();
   }
 
@@ -231,7 +166,7 @@ export class SqliteChats implements ChatRepo {
 
   async getSession(idHash: string): Promise<ChatSession | null> {
     const row = this.selectSession.get(idHash);
-    return row ? { idHash: row.id_hash, workflowId: row.workflow_id, subdomain: row.subdomain, email: row.email, expiresAt: row.expires_at } : null;
+    return row ? toSession(row) : null;
   }
 
   async deleteSession(idHash: string): Promise<boolean> {

@@ -1,19 +1,7 @@
 import { iso } from '../shared.js';
 import type { Deployment, DeploymentRepo } from '../types.js';
 import type { Db } from './db.js';
-
-interface Row {
-  workflow_id: string;
-  version: number;
-  deployed_at: string;
-  endpoint: string | null;
-}
-
-function toDeployment(row: Row): Deployment {
-  const d: Deployment = { workflowId: row.workflow_id, version: row.version, deployedAt: row.deployed_at };
-  if (row.endpoint !== null) d.endpoint = row.endpoint;
-  return d;
-}
+import { toDeployment, type DeploymentRow } from '../rows/keys.js';
 
 export class SqliteDeployments implements DeploymentRepo {
   private readonly upsert;
@@ -23,12 +11,12 @@ export class SqliteDeployments implements DeploymentRepo {
   constructor(db: Db) {
     this.upsert = db.prepare(`INSERT INTO deployments (workflow_id, version, deployed_at, endpoint) VALUES (?, ?, ?, ?)
       ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, deployed_at = excluded.deployed_at, endpoint = excluded.endpoint`);
-    this.select = db.prepare<[string], Row>('SELECT * FROM deployments WHERE workflow_id = ?');
+    this.select = db.prepare<[string], DeploymentRow>('SELECT * FROM deployments WHERE workflow_id = ?');
     this.remove = db.prepare('DELETE FROM deployments WHERE workflow_id = ?');
   }
 
   async put(d: Deployment): Promise<Deployment> {
-    const row: Row = { workflow_id: d.workflowId, version: d.version, deployed_at: iso(d.deployedAt), endpoint: d.endpoint ?? null };
+    const row: DeploymentRow = { workflow_id: d.workflowId, version: d.version, deployed_at: iso(d.deployedAt), endpoint: d.endpoint ?? null };
     this.upsert.run(row.workflow_id, row.version, row.deployed_at, row.endpoint);
     return toDeployment(row);
   }

@@ -7,8 +7,8 @@ import type {
   ExecutionStatus, Now, Page, StatusCursor,
 } from '../types.js';
 import type { Db } from './db.js';
-import { eventBatchRow, eventsOfBatches, executionRow, logRow, patchColumns, toExecution } from './execution-rows.js';
-import type { ExecutionRow } from './execution-rows.js';
+import { eventBatchRow, eventsOfBatches, executionRow, logRow, patchColumns, toExecution } from '../rows/executions.js';
+import type { ExecutionRow } from '../rows/executions.js';
 import type { ItemResult, WriteOp, Writer } from './writer.js';
 
 type Statement = Database.Statement<unknown[]>;

@@ -1,45 +1,8 @@
 import { TroupeError } from '../../errors.js';
-import { clampLimit, fromJson, iso, toJson } from '../shared.js';
-import type { WebhookEvent, WebhookEventStatus, WebhookRepo, WebhookRoute } from '../types.js';
+import { clampLimit, iso, toJson } from '../shared.js';
+import type { WebhookEvent, WebhookRepo, WebhookRoute } from '../types.js';
 import type { Db } from './db.js';
-
-interface RouteRow {
-  path: string;
-  workflow_id: string;
-  trigger_id: string;
-}
-
-interface EventRow {
-  id: string;
-  workflow_id: string;
-  trigger_id: string;
-  version: number;
-  delivery_id: string | null;
-  payload: string;
-  received_at: string;
-  status: string;
-  execution_id: string;
-  announced: number;
-}
-
-function toRoute(row: RouteRow): WebhookRoute {
-  return { path: row.path, workflowId: row.workflow_id, triggerId: row.trigger_id };
-}
-
-function toEvent(row: EventRow): WebhookEvent {
-  return {
-    id: row.id,
-    workflowId: row.workflow_id,
-    triggerId: row.trigger_id,
-    version: row.version,
-    deliveryId: row.delivery_id,
-    payload: fromJson(row.payload),
-    receivedAt: row.received_at,
-    status: row.status as WebhookEventStatus,
-    executionId: row.execution_id,
-    announced: row.announced === 1,
-  };
-}
+import { toEvent, toRoute, type EventRow, type RouteRow } from '../rows/webhooks.js';
 
 export class SqliteWebhooks implements WebhookRepo {
   private readonly insertRoute;

@@ -1,29 +1,8 @@
 import type { WorkflowDef } from '../../model/types.js';
-import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson, versionCursor } from '../shared.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, toJson, versionCursor } from '../shared.js';
 import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo, WorkflowVersionInfo } from '../types.js';
 import type { Db } from './db.js';
-
-interface Row {
-  id: string;
-  version: number;
-  definition: string;
-  created_at: string;
-  updated_at: string;
-}
-
-/** Tables holding rows that belong to a workflow and go when it is deleted (append new ones). */
-const CASCADE_TABLES = [
-  'workflow_versions', 'deployments', 'api_keys', 'webhook_routes', 'webhook_events', 'schedules', 'schedule_fires',
-  'chat_deployments', 'chat_conversations', 'chat_messages', 'chat_codes',
-  'memories', 'memory_conversations', 'chat_sessions',
-] as const;
-
-const SELECT = `SELECT w.id, v.version, v.definition, w.created_at, v.created_at AS updated_at
-  FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id`;
-
-function toStored(row: Row): StoredWorkflow {
-  return { id: row.id, version: row.version, definition: fromJson(row.definition) as WorkflowDef, createdAt: row.created_at, updatedAt: row.updated_at };
-}
+import { CASCADE_TABLES, SELECT_WORKFLOW as SELECT, toStored, type WorkflowRow as Row } from '../rows/workflows.js';
 
 export class SqliteWorkflows implements WorkflowRepo {
   private readonly insertWf;

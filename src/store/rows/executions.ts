@@ -1,4 +1,4 @@
-/** Row ⇄ record mapping for executions, block logs and events. */
+/** Row ⇄ record mapping for executions, block logs and events, shared by the SQL adapters (sqlite, postgres). */
 import { iterationKeyOf } from '../../model/block-run.js';
 import { contextText, fromJson, iso, isoOrNull, normalizeLog, toJson } from '../shared.js';
 import type { BlockLog, ExecutionEvent, ExecutionPatch, ExecutionRecord, ExecutionStatus } from '../types.js';

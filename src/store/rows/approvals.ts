@@ -1,5 +1,5 @@
 /** The row form of an approval entry, shared by the SQL adapters (sqlite, postgres). */
-import type { ApprovalDecision, ApprovalEntry } from './types.js';
+import type { ApprovalDecision, ApprovalEntry } from '../types.js';
 
 export interface ApprovalRow {
   execution_id: string;

@@ -128,9 +128,12 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
   });
 }
 
-function begin(context: BlockContext, scope: Scope): BlockSnapshot {
+/** `settledInputs`: the input states of the message that made it run, folded into the same new context (one copy per block). */
+function begin(context: BlockContext, scope: Scope, settledInputs?: Pick<BlockContext, 'inputs' | 'known' | 'pending' | 'active'>): BlockSnapshot {
   const at = context.run.services.clock.now();
-  const running: BlockContext = { ...context, startedAt: at };
+  const running: BlockContext = settledInputs === undefined
+    ? { ...context, startedAt: at }
+    : { ...context, inputs: settledInputs.inputs, known: settledInputs.known, pending: settledInputs.pending, active: settledInputs.active, startedAt: at };
   scope.defer(() => {
     running.report({ type: 'BLOCK.STARTED', blockId: running.block.id, at, iteration: running.iteration });
     startTask(running, scope.self);
@@ -162,11 +165,11 @@ function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): Bloc
     known = { ...known };
     assignOwn(known, o);
   }
-  const next: BlockContext = { ...context, inputs, known, pending: context.pending - 1, active: a ? context.active + 1 : context.active };
-  const readiness = readinessFromCounts(inputs.size, next.pending, next.active);
-  if (readiness === 'run') return begin(next, scope);
-  if (readiness === 'skip') return skip(next, scope);
-  return inPhase('waiting', next);
+  const settled = { inputs, known, pending: context.pending - 1, active: a ? context.active + 1 : context.active };
+  const readiness = readinessFromCounts(inputs.size, settled.pending, settled.active);
+  if (readiness === 'run') return begin(context, scope, settled);
+  const next: BlockContext = { ...context, inputs, known, pending: settled.pending, active: settled.active };
+  return readiness === 'skip' ? skip(next, scope) : inPhase('waiting', next);
 }
 
 function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): BlockSnapshot {

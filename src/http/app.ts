@@ -120,7 +120,8 @@ export function buildApp(deps: AppDeps): TroupeApp {
     }),
   );
   const router = new Router<AppState>();
-  mount(router, routes, adminAuth(deps.adminToken));
+  const hot = new Router<AppState>();
+  mount(router, routes, adminAuth(deps.adminToken), hot);
 
   const app = new Koa<AppState>();
   app.silent = true;
@@ -140,6 +141,7 @@ export function buildApp(deps: AppDeps): TroupeApp {
     app.use(consoleSession(sessions));
     app.use(consoleStatic(deps.consoleDir ?? DEFAULT_CONSOLE_DIR));
   }
+  app.use(hot.routes());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, services, metrics, routes, cluster };

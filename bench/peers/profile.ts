@@ -45,6 +45,8 @@ async function main(): Promise<void> {
   const token = generateSecret();
   const extra = (process.env['PROFILE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
   // PROFILE_CALLGRIND=1: under valgrind's callgrind, collecting only during the counted requests
+  // (REQUESTS after WARMUP_REQUESTS). Slow: on the loaded 2-core machine of session 13 the
+  // service took minutes to start under it, and no run finished there; untried on a quiet one.
   const callgrind = process.env['PROFILE_CALLGRIND'] === '1';
   const cmd = callgrind ? 'valgrind' : process.execPath;
   const cgArgs = ['--tool=callgrind', '--collect-atstart=no', `--callgrind-out-file=${process.env['CALLGRIND_OUT'] ?? '/tmp/callgrind.out'}`, process.execPath];

@@ -40,19 +40,33 @@ export function isValidSubject(s: string): boolean {
   return tokenLen > 0;
 }
 
-/** A subject that may be subscribed to: literal tokens, `*` tokens and a final `>`. */
+/**
+ * A subject that may be subscribed to: literal tokens, `*` tokens and a final `>`. A char scan
+ * without splitting: every execution subscribes once, on the execute path.
+ */
 export function isValidSubscription(s: string): boolean {
-  if (s.length === 0) return false;
-  const tokens = s.split('.');
-  const last = tokens.length - 1;
-  for (let i = 0; i <= last; i++) {
-    const t = tokens[i] as string;
-    if (t === '*') continue;
-    if (t === '>') {
-      if (i !== last) return false;
-      continue;
-    }
-    if (!isValidSubject(t)) return false;
+  const n = s.length;
+  if (n === 0) return false;
+  let start = 0;
+  for (let i = 0; i <= n; i++) {
+    if (i < n && s.charCodeAt(i) !== DOT) continue;
+    if (!validPatternToken(s, start, i)) return false;
+    start = i + 1;
+  }
+  return true;
+}
+
+/** The token s[from, to) of a subscription: `*`, `>` as the last token, or a literal token. */
+function validPatternToken(s: string, from: number, to: number): boolean {
+  if (to === from) return false;
+  if (to - from === 1) {
+    const c = s.charCodeAt(from);
+    if (c === STAR) return true;
+    if (c === GT) return to === s.length;
+  }
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c === STAR || c === GT || isWhitespace(c)) return false;
   }
   return true;
 }

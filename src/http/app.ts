@@ -60,7 +60,8 @@ export function createApp(services: Services, options: AppOptions): TroupeApp {
   const { config, logger, adminToken } = options;
   const routes = appRoutes(services, options);
   const router = new Router<AppState>();
-  mount(router, routes, adminAuth(adminToken));
+  const hot = new Router<AppState>();
+  mount(router, routes, adminAuth(adminToken), hot);
 
   const app = new Koa<AppState>();
   app.silent = true;
@@ -80,6 +81,7 @@ export function createApp(services: Services, options: AppOptions): TroupeApp {
     app.use(consoleSession(options.sessions));
     app.use(consoleStatic(options.consoleDir ?? DEFAULT_CONSOLE_DIR));
   }
+  app.use(hot.routes());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, routes };

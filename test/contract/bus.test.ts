@@ -386,7 +386,7 @@ describe('bus subjects', () => {
     for (const s of ['a', 'a.b', 'troupe.exec.e1.block.root.b-1', '_INBOX.x.1', 'A_b-c.9']) expect(isValidSubject(s), s).to.equal(true);
     for (const s of ['', '.', 'a.', '.a', 'a..b', 'a.*', 'a.>', 'a b', 'a\nb', 'a*']) expect(isValidSubject(s), s).to.equal(false);
     for (const s of ['a', '*', '>', 'a.*', 'a.>', '*.*.>', 'a.*.c']) expect(isValidSubscription(s), s).to.equal(true);
-    for (const s of ['', 'a..b', '>.a', 'a.>.b', 'a*', 'a.b>', 'a .b', '.']) expect(isValidSubscription(s), s).to.equal(false);
+    for (const s of ['', 'a..b', '>.a', 'a.>.b', 'a*', 'a.b>', 'a .b', '.', 'a.', '*a', '>>', 'a.*b', '*.>x', '\t']) expect(isValidSubscription(s), s).to.equal(false);
   });
 
   it('matches patterns token by token', () => {

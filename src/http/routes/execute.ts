@@ -207,6 +207,7 @@ export function executeRoutes(s: Services, logger: Logger): RouteSpec[] {
         429: errorResponse('too many requests for this key (RATE_LIMITED)', ['Retry-After']),
       }),
       handler: (ctx) => execute(ctx, s, logger),
+      hot: true,
     },
     {
       method: 'post', path: '/api/workflows/{id}/run', operationId: 'runWorkflow', tag: 'execute', auth: 'admin',

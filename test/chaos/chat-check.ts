@@ -14,6 +14,13 @@ import { call } from '../cli/serve-helpers.js';
 const SUBDOMAIN = 'chaos-chat';
 const REQUEST_TIMEOUT_MS = 90_000;
 const RETRY_PAUSE_MS = 300;
+/**
+ * A visitor's pace between turns, and a bound on them: a conversation holds at most 500 messages
+ * (409 after), and each instance lets a visitor send 30 a minute. On a quiet machine an unpaced
+ * client spoke 250 turns in the 45 s and filled the conversation.
+ */
+const TURN_PAUSE_MS = 400;
+const MAX_TURNS = 200;
 /** after the kills, how long the current turn may still take */
 const FINISH_MS = 120_000;
 
@@ -91,11 +98,12 @@ export function talkThroughout(urls: () => string[], end: number): ChatTalk {
   let turns = 0;
   let retries = 0;
   const failures = new Map<string, number>();
+  const whys: string[] = [];
   let next = 0;
   const finished = (async () => {
     let n = 1;
     const giveUp = end + FINISH_MS;
-    while (Date.now() < end) {
+    while (Date.now() < end && n <= MAX_TURNS) {
       for (;;) {
         const targets = urls();
         const target = targets[next++ % Math.max(1, targets.length)];
@@ -106,12 +114,15 @@ export function talkThroughout(urls: () => string[], end: number): ChatTalk {
         }
         const kind = got.why.split(':')[0] ?? got.why;
         failures.set(kind, (failures.get(kind) ?? 0) + 1);
-        if (Date.now() > giveUp) throw new Error(`chat turn ${n} got no answer: ${got.why}`);
+        if (Date.now() > giveUp) throw new Error(`chat turn ${n} got no answer: ${got.why} (failures so far: ${JSON.stringify([...failures])}; last whys: ${JSON.stringify(whys)})`);
+        whys.push(`${new Date().toISOString()} ${target ?? '-'} ${got.why.slice(0, 160)}`);
+        if (whys.length > 8) whys.shift();
         retries += 1;
         await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));
       }
       turns = n;
       n += 1;
+      await new Promise((r) => setTimeout(r, TURN_PAUSE_MS));
     }
   })();
   // awaited once the kills are over: a failure before then is not an unhandled one meanwhile

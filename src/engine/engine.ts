@@ -48,8 +48,7 @@ export class Engine implements RunOwner {
     const secretValues = redactionValues(secrets);
     // one start time for the record and the run, so the record's durationMs spans its own startedAt
     const startedAt = this.deps.services.clock.now();
-    // a starter that answers only at the end lets the record wait for it (BoundaryPersister.create)
-    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt), req.awaitRecord === false);
+    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt));
     if (req.awaitRecord !== false) await recorded;
     // a resumed run's record exists already; its events go on after the stored ones
     const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener, req.resume?.lastSeq);
@@ -157,8 +156,8 @@ export class Engine implements RunOwner {
   }
 
   /** Through the group commit when there is a persister: concurrent starts share a transaction. */
-  private createRecord(record: ExecutionRecord, hold: boolean): Promise<void> {
-    if (this.persister !== undefined) return this.persister.create(record, hold);
+  private createRecord(record: ExecutionRecord): Promise<void> {
+    if (this.persister !== undefined) return this.persister.create(record);
     return this.deps.executions === undefined ? RECORDED : this.deps.executions.create(record).then(nothing);
   }
 

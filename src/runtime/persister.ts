@@ -1,6 +1,6 @@
 import type { BoundaryBatch, ExecutionRecord, ExecutionRepo, LogIdentity, ExecutionEvent as StoredEvent } from '../store/types.js';
 import { logKey } from '../model/block-run.js';
-import type { CancelTimer, Clock } from '../model/clock.js';
+import type { Clock } from '../model/clock.js';
 import { systemClock } from './clock.js';
 import { isoAt } from './iso.js';
 import type { BlockLogEntry, IterationRef } from './types.js';
@@ -18,17 +18,7 @@ interface Pending {
   events: StoredEvent[];
   /** callers of `commit` for this execution, told when this batch is in the store */
   waiters: Waiter[];
-  /** a held creation (see `create`): the batch waits until then unless its end comes first */
-  heldUntil: number | undefined;
 }
-
-/**
- * How long the record of an execution whose starter answers only at its end (a sync execute) is
- * held back: one that ends sooner is written once, created and ended in one item, instead of an
- * insert and then an update in two transactions. SPEC allows it: a sync execution is
- * acknowledged only by its answer, which waits for the record (docs/operations.md).
- */
-export const HOLD_CREATE_MS = 100;
 
 /**
  * Persists execution progress at block boundaries in batches: everything that happened in one
@@ -41,7 +31,6 @@ export class BoundaryPersister {
   private readonly pending = new Map<string, Pending>();
   private scheduled = false;
   private inflight: Promise<void> = Promise.resolve();
-  private holdTimer: CancelTimer | undefined;
 
   constructor(
     private readonly repo: ExecutionRepo,
@@ -50,24 +39,15 @@ export class BoundaryPersister {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /**
-   * Writes the record with the next batch; resolves once it is in the store (CONFLICT when the id
-   * exists). `hold`: the record and everything after it wait for the execution's end (its
-   * `commit`), a waiting block, or HOLD_CREATE_MS, whichever comes first.
-   */
-  create(record: ExecutionRecord, hold = false): Promise<void> {
-    const entry = this.entry(record.id);
-    entry.create = record;
-    if (hold) entry.heldUntil = this.clock.now() + HOLD_CREATE_MS;
-    return this.waitFor(entry);
+  /** Writes the record with the next batch; resolves once it is in the store (CONFLICT when the id exists). */
+  create(record: ExecutionRecord): Promise<void> {
+    this.entry(record.id).create = record;
+    return this.commit(record.id);
   }
 
   log(executionId: string, log: BlockLogEntry): void {
     const key = logKey(log.blockId, log.iteration);
-    const entry = this.entry(executionId);
-    entry.logs.set(key, log);
-    // a waiting block can be decided from outside (an approval), which reads the record
-    if (log.status === 'waiting') entry.heldUntil = undefined;
+    this.entry(executionId).logs.set(key, log);
     this.schedule();
   }
 
@@ -91,20 +71,15 @@ export class BoundaryPersister {
     this.schedule();
   }
 
-  /** Resolves when everything recorded so far for this execution is in the store (a held creation included). */
+  /** Resolves when everything recorded so far for this execution is in the store. */
   commit(executionId: string): Promise<void> {
     const entry = this.entry(executionId);
-    entry.heldUntil = undefined;
-    return this.waitFor(entry);
-  }
-
-  private waitFor(entry: Pending): Promise<void> {
     const done = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
     this.schedule();
     return done;
   }
 
-  /** Writes everything pending now but held creations; resolves when it is in the store. */
+  /** Writes everything pending now; resolves when it is in the store. */
   async flush(): Promise<void> {
     // what is pending when the previous write ends goes out then, so writes grow with the load
     // instead of queueing up one small transaction per turn
@@ -114,33 +89,10 @@ export class BoundaryPersister {
   }
 
   private take(): [string, Pending][] {
+    const batches = [...this.pending.entries()];
+    this.pending.clear();
     this.scheduled = false;
-    const now = this.clock.now();
-    const batches: [string, Pending][] = [];
-    let wake = Number.POSITIVE_INFINITY;
-    for (const [id, p] of this.pending) {
-      if (p.heldUntil !== undefined && p.heldUntil > now) {
-        wake = Math.min(wake, p.heldUntil);
-        continue;
-      }
-      batches.push([id, p]);
-      this.pending.delete(id);
-    }
-    if (wake !== Number.POSITIVE_INFINITY) this.wakeAt(wake - now);
     return batches;
-  }
-
-  /** One timer for the earliest held creation; unref'd: a run still going holds the process anyway. */
-  private wakeAt(ms: number): void {
-    if (this.holdTimer !== undefined) return;
-    this.holdTimer = this.clock.setTimer(
-      ms,
-      () => {
-        this.holdTimer = undefined;
-        this.schedule();
-      },
-      { background: true },
-    );
   }
 
   /** Group commit: every execution's batch of this turn in one store call. */
@@ -167,7 +119,7 @@ export class BoundaryPersister {
   private entry(executionId: string): Pending {
     let entry = this.pending.get(executionId);
     if (entry === undefined) {
-      entry = { create: undefined, patch: undefined, drops: [], logs: new Map(), events: [], waiters: [], heldUntil: undefined };
+      entry = { create: undefined, patch: undefined, drops: [], logs: new Map(), events: [], waiters: [] };
       this.pending.set(executionId, entry);
     }
     return entry;

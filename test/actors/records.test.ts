@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { MemoryBus } from '../../src/bus/memory.js';
-import { HOLD_CREATE_MS } from '../../src/runtime/persister.js';
 import { loadWorkflow } from '../../src/runtime/workflows.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { ExecutionRepo, Store } from '../../src/store/types.js';
@@ -250,35 +249,6 @@ describe('execution records', () => {
       const record = await store.executions.get(handle.id);
       expect(record).to.deep.include({ status: 'completed', endedAt: result.endedAt });
       expect(record?.logs.map((l) => l.blockId)).to.deep.equal(['start', 'a']);
-    });
-
-    it('holds the record until the end: one item, inserted already ended, even when the run takes several turns', async () => {
-      const items: { id: string; create?: unknown; patch?: unknown }[] = [];
-      const spied: ExecutionRepo = {
-        ...store.executions,
-        saveBoundaries: async (batch) => {
-          for (const item of batch) items.push({ id: item.id, create: item.batch.create, patch: item.batch.patch });
-          return store.executions.saveBoundaries(batch);
-        },
-      };
-      const engine = testEngine(bus, { executions: spied });
-      const { compiled } = loadWorkflow(wf([['start', 'starter'], ['a', 'sleep', { ms: 20, value: 1 }]], [['start', 'a']]), testRegistry);
-      const handle = await engine.start(compiled, { workflowId: 'wf-test', version: 1, input: {}, trigger: { type: 'api' }, awaitRecord: false });
-      await handle.done;
-      const mine = items.filter((i) => i.id === handle.id);
-      expect(mine).to.have.length(1);
-      expect(mine[0]?.create).to.deep.include({ status: 'completed' });
-      expect(mine[0]?.patch).to.equal(undefined);
-    });
-
-    it('writes a held record once HOLD_CREATE_MS has passed, so a long run shows running', async () => {
-      const engine = testEngine(bus, { executions: store.executions });
-      const { compiled } = loadWorkflow(wf([['start', 'starter'], ['a', 'sleep', { ms: HOLD_CREATE_MS * 4, value: 1 }]], [['start', 'a']]), testRegistry);
-      const handle = await engine.start(compiled, { workflowId: 'wf-test', version: 1, input: {}, trigger: { type: 'api' }, awaitRecord: false });
-      await handle.recorded;
-      const record = await store.executions.get(handle.id);
-      expect(record?.status).to.equal('running');
-      expect((await handle.done).status).to.equal('completed');
     });
 
     it('fails done with the store error when the record cannot be written', async () => {

@@ -9,11 +9,9 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../../config/load.js';
 import { AdminClient } from '../../src/server/admin-client.js';
-import { generateSecret } from '../../src/server/secrets-at-rest.js';
 import { startService } from '../../src/compose.js';
-import { load, type Target } from './http-probe.js';
+import { benchServiceConfig, load, type Target } from './http-probe.js';
 
 interface Block {
   id: string;
@@ -48,14 +46,7 @@ export interface ChainHttpRound {
 
 export async function measureChainOverHttp(rounds = 3): Promise<ChainHttpRound[]> {
   const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-s3f-'));
-  const config = loadConfig({
-    TROUPE_DATA_DIR: dir,
-    TROUPE_PORT: '0',
-    TROUPE_LOG_LEVEL: 'silent',
-    TROUPE_ADMIN_TOKEN: generateSecret(),
-    TROUPE_KEY_RATE_LIMIT: String(1_000_000_000),
-    TROUPE_MAX_INFLIGHT: String(100_000),
-  });
+  const config = benchServiceConfig(dir);
   const service = await startService(config, { logger: pino({ level: 'silent' }) });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
   try {

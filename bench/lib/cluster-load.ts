@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { percentile, send, type Target } from '../peers/load.js';
+import { machineBusy, percentile, processTicks, send, TICKS_PER_S, type Target } from '../peers/load.js';
 
 export interface SpreadResult {
   requests: number;
@@ -24,24 +24,6 @@ export interface SpreadResult {
   otherCpu: number;
   /** the 1-minute load average when the load ended */
   loadAvg: number;
-}
-
-const TICKS_PER_S = 100;
-
-function machineBusyTicks(): number {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  return fields.reduce((a, b) => a + b, 0) - idle;
-}
-
-function processTicks(pid: number): number {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
 }
 
 /** Processes whose command line `matches` (the NUL-separated /proc/PID/cmdline): PostgreSQL's backends, the nats-server. */
@@ -70,7 +52,7 @@ const sumTicks = (pids: readonly number[]): number => pids.reduce((s, pid) => s 
  */
 function cpuMeter(pids: readonly number[], services: () => number[]): () => { instances: number; loader: number; services: number; other: number } {
   const t0 = performance.now();
-  const busy0 = machineBusyTicks();
+  const busy0 = machineBusy();
   const inst0 = sumTicks(pids);
   const services0 = new Map(services().map((pid) => [pid, processTicks(pid)]));
   const own0 = process.cpuUsage();
@@ -80,7 +62,7 @@ function cpuMeter(pids: readonly number[], services: () => number[]): () => { in
     const svc = services().reduce((s, pid) => s + processTicks(pid) - (services0.get(pid) ?? 0), 0);
     const own = process.cpuUsage(own0);
     const ownTicks = ((own.user + own.system) / 1e6) * TICKS_PER_S;
-    const other = machineBusyTicks() - busy0 - inst - svc - ownTicks;
+    const other = machineBusy() - busy0 - inst - svc - ownTicks;
     const pct = (ticks: number): number => (ticks / TICKS_PER_S / seconds) * 100;
     return { instances: pct(inst), loader: pct(ownTicks), services: pct(svc), other: Math.max(0, pct(other)) };
   };

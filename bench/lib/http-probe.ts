@@ -69,14 +69,9 @@ export interface Target {
   body: string;
 }
 
-export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise<ExecuteThroughput> {
-  const connections = opts.connections ?? 20;
-  const requests = opts.requests ?? 2000;
-  const rounds = opts.rounds ?? 3;
-  const warmup = opts.warmup ?? 500;
-  const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-http-'));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const config = loadConfig({
+/** A service of its own on a free port, silent, with the per-key and in-flight limits out of the load's way. */
+export function benchServiceConfig(dir: string): ReturnType<typeof loadConfig> {
+  return loadConfig({
     TROUPE_DATA_DIR: dir,
     TROUPE_PORT: '0',
     TROUPE_LOG_LEVEL: 'silent',
@@ -84,6 +79,16 @@ export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise
     TROUPE_KEY_RATE_LIMIT: String(1_000_000_000),
     TROUPE_MAX_INFLIGHT: String(100_000),
   });
+}
+
+export async function measureExecuteThroughput(opts: ProbeOptions = {}): Promise<ExecuteThroughput> {
+  const connections = opts.connections ?? 20;
+  const requests = opts.requests ?? 2000;
+  const rounds = opts.rounds ?? 3;
+  const warmup = opts.warmup ?? 500;
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-http-'));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const config = benchServiceConfig(dir);
   const service = await startService(config, { logger: pino({ level: 'silent' }) });
   const bare = await startBareKoa();
   try {

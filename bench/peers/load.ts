@@ -27,17 +27,18 @@ export interface LoadResult {
   otherCpu: number;
 }
 
-const TICKS_PER_S = 100;
+/** jiffies per second in /proc (USER_HZ) */
+export const TICKS_PER_S = 100;
 
 /** busy jiffies of the whole machine (/proc/stat) */
-function machineBusy(): number {
+export function machineBusy(): number {
   const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
   const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
   return fields.reduce((a, b) => a + b, 0) - idle;
 }
 
 /** user + system jiffies of a process (/proc/PID/stat), 0 once it is gone */
-function processTicks(pid: number): number {
+export function processTicks(pid: number): number {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');

@@ -51,6 +51,18 @@ export function pageOf<T>(items: readonly T[], sortKey: (item: T) => string, opt
   return { items: page.map((e) => e.item), nextCursor: rest.length > limit && last !== undefined ? encodeCursor([last.key]) : null };
 }
 
+/**
+ * One page of a query that read `limit + 1` rows in page order: the first `limit` as items, and a
+ * cursor after the last of them when the extra row shows there is more.
+ */
+export function pageOfRows<R, T>(rows: readonly R[], limit: number, toItem: (row: R) => T, cursorOf: (item: T, row: R) => string[]): { items: T[]; nextCursor: string | null } {
+  const kept = rows.slice(0, limit);
+  const items = kept.map(toItem);
+  const lastRow = kept[kept.length - 1];
+  const lastItem = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && lastRow !== undefined && lastItem !== undefined ? encodeCursor(cursorOf(lastItem, lastRow)) : null };
+}
+
 /** Normalizes any accepted date string to one sortable form (so string order = time order). */
 /** `toISOString()`'s own form; a day past 28 still needs the calendar (Date.parse rolls 02-30 over). */
 const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import { startNatsServer } from '../helpers/nats-server.js';
 import { call, ensureStopped, startServe, type ServeProcess } from './serve-helpers.js';
+import { deploy, until } from './waiting-helpers.js';
 
 function waitWorkflow(id: string, wait: Record<string, unknown>): unknown {
   return {
@@ -23,24 +24,6 @@ function waitWorkflow(id: string, wait: Record<string, unknown>): unknown {
     ],
     connections: [{ from: 'start', to: 'w' }, { from: 'w', to: 'r' }],
   };
-}
-
-async function deploy(url: string, token: string, doc: unknown): Promise<string> {
-  const created = await call(url, 'POST', '/api/workflows', { token, body: doc });
-  expect(created.status, JSON.stringify(created.body)).to.equal(201);
-  const deployed = await call(url, 'POST', `/api/workflows/${created.body.id}/deploy`, { token });
-  expect(deployed.status).to.equal(201);
-  return deployed.body.apiKey.key as string;
-}
-
-async function until<T>(probe: () => Promise<T | null>, boundMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const got = await probe();
-    if (got !== null) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('wait block through troupe serve', function () {

@@ -5,8 +5,10 @@
 import { z } from 'zod';
 import { isTroupeError } from '../../errors.js';
 import type { Services } from '../../service/index.js';
+import type { ApprovalEntry } from '../../store/types.js';
 import { isAdmin } from '../middleware/auth.js';
 import { formData, renderApprovalDone, renderApprovalPage, type ApprovalField } from '../approval-page.js';
+import { pageHeaders } from '../page-headers.js';
 import { executionView } from '../present.js';
 import { errorResponse, param, parseBody, type RouteSpec } from '../route-spec.js';
 import { executionRecordSchema } from '../schemas.js';
@@ -19,15 +21,6 @@ const decisionSchema = z.object({
   iteration: z.unknown().optional(),
 });
 
-function htmlHeaders(ctx: Ctx): void {
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('Content-Security-Policy', "frame-ancestors 'none'");
-  ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
-}
-
 async function fieldsOf(s: Services, workflowId: string, executionId: string, blockId: string): Promise<ApprovalField[]> {
   const rec = await s.executions.get(executionId);
   const stored = await s.store.workflows.getVersion(workflowId, rec.version);
@@ -35,26 +28,27 @@ async function fieldsOf(s: Services, workflowId: string, executionId: string, bl
   return Array.isArray(config.inputFormat) ? (config.inputFormat as ApprovalField[]) : [];
 }
 
-async function linkPage(ctx: Ctx, s: Services): Promise<void> {
-  htmlHeaders(ctx);
+/** The approval a link names, with the page's headers set; null when the link is not valid (404 page written). */
+async function linkEntry(ctx: Ctx, s: Services): Promise<ApprovalEntry | null> {
+  pageHeaders(ctx);
   const entry = await s.approvals.byToken(param(ctx, 'token'));
   if (entry === null) {
     ctx.status = 404;
     ctx.body = renderApprovalDone('Link not valid', 'This approval link has been used, has expired, or does not exist.');
-    return;
   }
+  return entry;
+}
+
+async function linkPage(ctx: Ctx, s: Services): Promise<void> {
+  const entry = await linkEntry(ctx, s);
+  if (entry === null) return;
   const fields = await fieldsOf(s, entry.workflowId, entry.executionId, entry.blockId);
   ctx.body = renderApprovalPage(entry.message, fields, `/approve/${param(ctx, 'token')}`);
 }
 
 async function linkDecision(ctx: Ctx, s: Services): Promise<void> {
-  htmlHeaders(ctx);
-  const entry = await s.approvals.byToken(param(ctx, 'token'));
-  if (entry === null) {
-    ctx.status = 404;
-    ctx.body = renderApprovalDone('Link not valid', 'This approval link has been used, has expired, or does not exist.');
-    return;
-  }
+  const entry = await linkEntry(ctx, s);
+  if (entry === null) return;
   const params = new URLSearchParams((await ctx.state.readBody()).toString('utf8'));
   const decision = params.get('decision') === 'approved' ? 'approved' : 'rejected';
   const fields = await fieldsOf(s, entry.workflowId, entry.executionId, entry.blockId);

@@ -11,6 +11,7 @@ import type { ChatTurn } from '../../service/chat-messages.js';
 import type { Services } from '../../service/index.js';
 import type { SeqEvent } from '../../service/live.js';
 import { renderChatPage } from '../chat-page.js';
+import { pageHeaders } from '../page-headers.js';
 import { checkBody, errorResponse, param, parseBody, type ResponseSpec, type RouteSpec } from '../route-spec.js';
 import { chatAuthSchema, chatCodeSentSchema, chatMessageSchema, chatSettingsSchema, chatSignedInSchema, chatViewSchema, publicChatSchema } from '../chat-schemas.js';
 import { openSse } from '../sse.js';
@@ -83,13 +84,7 @@ export function chatAdminRoutes(s: Services, chatHost: string): RouteSpec[] {
 
 async function page(ctx: Ctx, chat: ChatService): Promise<void> {
   const found = await chat.bySubdomain(param(ctx, 'sub'));
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', 'no-store');
-  // frame-ancestors only works as a header (the page's meta CSP cannot say it): no clickjacking
-  ctx.set('Content-Security-Policy', "frame-ancestors 'none'");
-  ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  pageHeaders(ctx);
   ctx.body = renderChatPage({ subdomain: found.subdomain, branding: found.branding, authMode: found.auth.mode });
 }
 

@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, pageOfRows, contextText, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -75,9 +75,7 @@ export class MongoExecutions implements ExecutionRepo {
       .sort({ createdAt: -1, _id: -1 })
       .limit(limit + 1)
       .toArray();
-    const items = docs.slice(0, limit).map((d) => toExecution(d, false));
-    const last = docs[limit - 1];
-    return { items, nextCursor: docs.length > limit && last ? encodeCursor([last.createdAt, last._id]) : null };
+    return pageOfRows(docs, limit, (d) => toExecution(d, false), (_, d) => [d.createdAt, d._id]);
   }
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {

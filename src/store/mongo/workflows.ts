@@ -1,7 +1,7 @@
 import type { ClientSession, Collection, Db } from 'mongodb';
 import { TroupeError } from '../../errors.js';
 import type { WorkflowDef } from '../../model/types.js';
-import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, toJson, versionCursor } from '../shared.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, pageOfRows, fromJson, toJson, versionCursor } from '../shared.js';
 import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo, WorkflowVersionInfo } from '../types.js';
 import { COLLECTIONS, isDuplicateKey } from './collections.js';
 import type { WorkflowDoc, WorkflowVersionDoc } from './collections.js';
@@ -88,18 +88,14 @@ export class MongoWorkflows implements WorkflowRepo {
       .toArray();
     const rows = docs.map((v) => ({ version: v.version, createdAt: v.createdAt }));
     if (doc.version < below) rows.unshift({ version: doc.version, createdAt: doc.updatedAt });
-    const items = rows.slice(0, limit);
-    const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > limit && last ? encodeCursor([String(last.version)]) : null };
+    return pageOfRows(rows, limit, (v) => v, (v) => [String(v.version)]);
   }
 
   async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {
     const limit = clampLimit(opts.limit);
     const filter = opts.cursor ? { _id: { $gt: decodeCursor(opts.cursor, 1)[0] as string } } : {};
     const docs = await this.workflows.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
-    const items = docs.slice(0, limit).map(toStored);
-    const last = items[items.length - 1];
-    return { items, nextCursor: docs.length > limit && last ? encodeCursor([last.id]) : null };
+    return pageOfRows(docs, limit, toStored, (w) => [w.id]);
   }
 
   async replace(id: string, def: WorkflowDef): Promise<StoredWorkflow | null> {

@@ -4,7 +4,7 @@
  * racing for the same guarded claim are serialized there, and the second sees the first one's
  * write and is refused with CONFLICT.
  */
-import { clampLimit, conflict, decodeCursor, encodeCursor, fromJson, iso } from '../shared.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, pageOfRows, fromJson, iso } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -80,9 +80,7 @@ export class PgExecutions implements ExecutionRepo {
     const filter = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
     const sql = `SELECT ${LIST_COLUMNS} FROM executions ${filter} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
     const { rows } = await this.db.query<ExecutionRow>(sql, params);
-    const items = rows.slice(0, limit).map((r) => toExecution(r, false));
-    const last = rows[limit - 1];
-    return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.created_at, last.id]) : null };
+    return pageOfRows(rows, limit, (r) => toExecution(r, false), (_, r) => [r.created_at, r.id]);
   }
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {

@@ -1,5 +1,5 @@
 import type { WorkflowDef } from '../../model/types.js';
-import { clampLimit, conflict, decodeCursor, encodeCursor, toJson, versionCursor } from '../shared.js';
+import { clampLimit, conflict, decodeCursor, encodeCursor, pageOfRows, toJson, versionCursor } from '../shared.js';
 import type { Now, Page, PageOptions, StoredWorkflow, WorkflowRepo, WorkflowVersionInfo } from '../types.js';
 import type { Pg } from './db.js';
 import { CASCADE_TABLES, SELECT_WORKFLOW as SELECT, toStored, type WorkflowRow as Row } from '../rows/workflows.js';
@@ -38,18 +38,14 @@ export class PgWorkflows implements WorkflowRepo {
       'SELECT version, created_at FROM workflow_versions WHERE workflow_id = $1 AND version < $2::bigint ORDER BY version DESC LIMIT $3',
       [id, below, limit + 1],
     );
-    const items = rows.slice(0, limit).map((r) => ({ version: r.version, createdAt: r.created_at }));
-    const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > limit && last ? encodeCursor([String(last.version)]) : null };
+    return pageOfRows(rows, limit, (r) => ({ version: r.version, createdAt: r.created_at }), (v) => [String(v.version)]);
   }
 
   async list(opts: PageOptions): Promise<Page<StoredWorkflow>> {
     const limit = clampLimit(opts.limit);
     const after = opts.cursor ? (decodeCursor(opts.cursor, 1)[0] as string) : '';
     const { rows } = await this.db.query<Row>(`${SELECT} AND v.version = w.version WHERE w.id > $1 ORDER BY w.id LIMIT $2`, [after, limit + 1]);
-    const items = rows.slice(0, limit).map(toStored);
-    const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.id]) : null };
+    return pageOfRows(rows, limit, toStored, (w) => [w.id]);
   }
 
   async replace(id: string, def: WorkflowDef): Promise<StoredWorkflow | null> {

@@ -1,7 +1,7 @@
 import { iterationKeyOf } from '../../model/block-run.js';
 import type Database from 'better-sqlite3';
 import { TroupeError } from '../../errors.js';
-import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, contextText, fromJson, iso, notFound } from '../shared.js';
+import { checkBatch, clampLimit, conflict, decodeCursor, encodeCursor, pageOfRows, contextText, fromJson, iso, notFound } from '../shared.js';
 import type {
   BlockLog, BoundaryBatch, BoundaryItem, ExecutionEvent, ExecutionListOptions, ExecutionPatch, ExecutionQuery, ExecutionRecord, ExecutionRepo,
   ExecutionStatus, Now, Page, StatusCursor,
@@ -115,9 +115,7 @@ export class SqliteExecutions implements ExecutionRepo {
     const filter = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
     const sql = `SELECT ${LIST_COLUMNS} FROM executions ${filter} ORDER BY created_at DESC, id DESC LIMIT ?`;
     const rows = this.prepared(sql).all(...params, limit + 1) as ExecutionRow[];
-    const items = rows.slice(0, limit).map((r) => toExecution(r, false));
-    const last = rows[limit - 1];
-    return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.created_at, last.id]) : null };
+    return pageOfRows(rows, limit, (r) => toExecution(r, false), (_, r) => [r.created_at, r.id]);
   }
 
   async saveBoundary(id: string, batch: BoundaryBatch): Promise<void> {

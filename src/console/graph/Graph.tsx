@@ -22,12 +22,17 @@ export interface GraphProps {
 
 const nodeTypes = { block: BlockNode, container: ContainerNode };
 
-function toNodes(placed: Placed[], p: GraphProps): BlockNodeType[] {
+function toNodes(placed: Placed[], p: Pick<GraphProps, 'states' | 'issues' | 'selected'>): BlockNodeType[] {
   return placed.map((pl) => ({
     id: pl.block.id,
     type: pl.container ? 'container' : 'block',
     position: { x: pl.x, y: pl.y },
     ...(pl.block.parent !== undefined && placed.some((o) => o.block.id === pl.block.parent) ? { parentId: pl.block.parent, extent: 'parent' as const } : {}),
+    // width and height on the node, not only in its style: React Flow hides a node it has no
+    // dimensions for until it has measured it again, and a node object rebuilt on a live update
+    // (a state changed) comes without its measurement, so it blinked out on every update
+    width: pl.width,
+    height: pl.height,
     style: { width: pl.width, height: pl.height },
     draggable: false,
     ariaLabel: `${pl.block.name} (${pl.block.type})${p.states?.[pl.block.id] ? `, ${p.states[pl.block.id]}` : ''}`,
@@ -74,7 +79,8 @@ export function Graph(p: GraphProps): React.JSX.Element {
       live = false;
     };
   }, [shape]);
-  const nodes = useMemo(() => (placed ? toNodes(placed, p) : []), [placed, p]);
+  const { states, issues, selected } = p;
+  const nodes = useMemo(() => (placed ? toNodes(placed, { states, issues, selected }) : []), [placed, states, issues, selected]);
   const edges = useMemo(() => toEdges(p.connections, p.blocks), [p.connections, p.blocks]);
   if (problem !== undefined) return <p className="error">{problem}</p>;
   return (

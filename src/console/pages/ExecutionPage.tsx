@@ -3,7 +3,7 @@
  * block inspector; what it waits for and the decision of a pending approval; cancel, rerun,
  * rerun from a block.
  */
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { ApiError, api, enc, explain } from '../api';
 import { Graph } from '../graph/Graph';
 import { formatMs, formatTime, useLoad } from '../hooks';
@@ -58,6 +58,7 @@ function Summary({ e }: { e: Execution }): React.JSX.Element {
 export function ExecutionPage({ id }: { id: string }): React.JSX.Element {
   const live = useLiveExecution(id);
   const e = live.execution;
+  const states = useMemo(() => blockStates(live.logs), [live.logs]);
   const def = useLoad(() => (e ? definitionOf(e) : new Promise<Workflow>(() => undefined)), e ? `${e.workflowId}@${e.version}` : '');
   const [selected, setSelected] = useState<string | undefined>();
   const [note, setNote] = useState<string | undefined>();
@@ -74,7 +75,7 @@ export function ExecutionPage({ id }: { id: string }): React.JSX.Element {
       {e && def.data && <WaitingPanel execution={e} blocks={def.data.blocks} onDecided={(said) => { setNote(said); live.reload(); }} />}
       {def.error !== undefined && <p className="error">{def.error}</p>}
       <div className="execution-body">
-        {def.data && <Graph blocks={def.data.blocks} connections={def.data.connections} states={blockStates(live.logs)} selected={selected} onSelect={setSelected} />}
+        {def.data && <Graph blocks={def.data.blocks} connections={def.data.connections} states={states} selected={selected} onSelect={setSelected} />}
         {selected !== undefined && <Inspector key={selected} blockId={selected} logs={live.logs} onRerunFrom={rerunFrom} canRerun={e !== undefined && !RUNNING.has(e.status)} />}
       </div>
       {selected === undefined && e && <p className="hint">Select a block on the graph or the timeline to see its input and output.</p>}

@@ -43,13 +43,20 @@ export interface BlockActorInput {
   report(event: BlockReport | ContainerEvent): void;
 }
 
-export interface BlockContext extends BlockActorInput {
-  /** per incoming connection (a transition that changes it makes a new map) */
-  inputs: Map<number, InputState>;
-  pending: number;
-  active: number;
-  known: Record<string, unknown>;
-  startedAt: number | null;
+/**
+ * A block actor's context: what its parent handed it (`input`, shared by every snapshot and never
+ * copied) and what its inputs have settled so far. A transition that changes the latter makes a
+ * new context of these six fields, not a copy of the input's twenty.
+ */
+export interface BlockContext {
+  readonly input: BlockActorInput;
+  /** per incoming connection, in the order of `input.block.incoming` */
+  readonly inputs: readonly InputState[];
+  readonly pending: number;
+  readonly active: number;
+  /** the outputs received so far, by normalized block name (a transition that adds some makes a new object) */
+  readonly known: Record<string, unknown>;
+  readonly startedAt: number | null;
 }
 
 /** What a container actor (loop or parallel) gets from the block actor of its container block. */

@@ -43,14 +43,15 @@ function inPhase(phase: BlockPhase, context: BlockContext): BlockSnapshot {
   return { status: 'active', output: undefined, error: undefined, phase, context };
 }
 
-function typeOf(ctx: BlockContext): AnyBlockType {
-  const type = ctx.blockTypes[ctx.block.type];
-  if (type === undefined) throw new Error(`no block type "${ctx.block.type}" registered`);
+function typeOf(input: BlockActorInput): AnyBlockType {
+  const type = input.blockTypes[input.block.type];
+  if (type === undefined) throw new Error(`no block type "${input.block.type}" registered`);
   return type;
 }
 
 export function scopeOf(ctx: BlockContext): ReferenceScope {
-  return { outputs: ctx.known, blockNames: ctx.workflow.blockNames, variables: ctx.variables, loop: ctx.loop, parallel: ctx.parallel };
+  const { input } = ctx;
+  return { outputs: ctx.known, blockNames: input.workflow.blockNames, variables: input.variables, loop: input.loop, parallel: input.parallel };
 }
 
 /**
@@ -59,8 +60,8 @@ export function scopeOf(ctx: BlockContext): ReferenceScope {
  * its log would say input null. Reported in the turn of its BLOCK.STARTED, right after it, so
  * the two are applied together or (after the execution's end was decided) not at all.
  */
-function noteInput(ctx: BlockContext, recorded: unknown): void {
-  ctx.report({ type: 'BLOCK.INPUT', blockId: ctx.block.id, iteration: ctx.iteration, input: recorded });
+function noteInput(input: BlockActorInput, recorded: unknown): void {
+  input.report({ type: 'BLOCK.INPUT', blockId: input.block.id, iteration: input.iteration, input: recorded });
 }
 
 /**
@@ -68,11 +69,11 @@ function noteInput(ctx: BlockContext, recorded: unknown): void {
  * may take a failure); publishing downstream, then reporting to the owner, are its effects.
  */
 function settle(context: BlockContext, outcome: BlockOutcome, scope: Scope): BlockSnapshot {
-  const handled = handleFailure(context, outcome);
-  const activated = handled.kind === 'completed' ? activatedBy(context, handled.handles) : [];
+  const handled = handleFailure(context.input, outcome);
+  const activated = handled.kind === 'completed' ? activatedBy(context.input, handled.handles) : [];
   scope.defer(() => {
     if (handled.kind === 'completed') publishDownstream(context, activated, handled.live ?? handled.output);
-    context.report(settledReport(context, handled, activated));
+    context.input.report(settledReport(context, handled, activated));
   });
   return inPhase('settled', context);
 }
@@ -83,7 +84,8 @@ function settle(context: BlockContext, outcome: BlockOutcome, scope: Scope): Blo
  * whole-block retry once for both.
  */
 function taskOf(context: BlockContext, type: AnyBlockType): BlockType<any> {
-  return isContainerType(type) ? containerTask(type, context, blockLogic) : type;
+  // its children start from what reached the container block
+  return isContainerType(type) ? containerTask(type, { ...context.input, known: context.known }, blockLogic) : type;
 }
 
 /**
@@ -92,8 +94,9 @@ function taskOf(context: BlockContext, type: AnyBlockType): BlockType<any> {
  * stopped is dropped.
  */
 function startTask(context: BlockContext, self: AnyActorRef): void {
-  const shared = context.run;
-  const type = typeOf(context);
+  const { input } = context;
+  const shared = input.run;
+  const type = typeOf(input);
   // Method syntax, not arrow properties: tsx (esbuild keepNames) wraps every named arrow in a
   // defineProperty call, which showed in the per-block profile.
   const run: BlockRunInput = {
@@ -105,37 +108,36 @@ function startTask(context: BlockContext, self: AnyActorRef): void {
     conversationId: shared.conversationId,
     services: shared.services,
     type: taskOf(context, type),
-    block: context.block,
-    runKey: inboxKey(context.scopeKey, context.block.id),
+    block: input.block,
+    runKey: inboxKey(input.scopeKey, input.block.id),
     scope: scopeOf(context),
     emitChunk(text) {
-      if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.CHUNK', blockId: context.block.id, text, iteration: context.iteration });
+      if (self.getSnapshot().status === 'active') input.report({ type: 'BLOCK.CHUNK', blockId: input.block.id, text, iteration: input.iteration });
     },
     onPrepared(recorded) {
-      noteInput(context, recorded);
+      noteInput(input, recorded);
     },
   };
   // a wait inside a loop or parallel waits in memory: its container starts over when resumed (docs/waiting.md)
-  if (context.iteration === null && capabilitiesOf(context.block.type).parks) {
+  if (input.iteration === null && capabilitiesOf(input.block.type).parks) {
     run.onWaiting = (info) => {
-      if (self.getSnapshot().status === 'active') context.report({ type: 'BLOCK.WAITING', blockId: context.block.id, iteration: null, info });
+      if (self.getSnapshot().status === 'active') input.report({ type: 'BLOCK.WAITING', blockId: input.block.id, iteration: null, info });
     };
   }
   // a container's results name its children, whose own fields redaction keeps
-  if (isContainerType(type)) run.childTypes = typeOfName(context.workflow);
-  void runBlock(run, context.cancel).then((outcome) => {
+  if (isContainerType(type)) run.childTypes = typeOfName(input.workflow);
+  void runBlock(run, input.cancel).then((outcome) => {
     if (self.getSnapshot().status === 'active') self.send({ type: 'RUN.DONE', outcome });
   });
 }
 
-/** `settledInputs`: the input states of the message that made it run, folded into the same new context (one copy per block). */
-function begin(context: BlockContext, scope: Scope, settledInputs?: Pick<BlockContext, 'inputs' | 'known' | 'pending' | 'active'>): BlockSnapshot {
-  const at = context.run.services.clock.now();
-  const running: BlockContext = settledInputs === undefined
-    ? { ...context, startedAt: at }
-    : { ...context, inputs: settledInputs.inputs, known: settledInputs.known, pending: settledInputs.pending, active: settledInputs.active, startedAt: at };
+/** `settled`: the input states of the message that made it run, if one did (one new context per block either way). */
+function begin(context: BlockContext, scope: Scope, settled: InputsSettled = context): BlockSnapshot {
+  const { input } = context;
+  const at = input.run.services.clock.now();
+  const running: BlockContext = { input, inputs: settled.inputs, pending: settled.pending, active: settled.active, known: settled.known, startedAt: at };
   scope.defer(() => {
-    running.report({ type: 'BLOCK.STARTED', blockId: running.block.id, at, iteration: running.iteration });
+    input.report({ type: 'BLOCK.STARTED', blockId: input.block.id, at, iteration: input.iteration });
     startTask(running, scope.self);
   });
   return inPhase('running', running);
@@ -144,9 +146,18 @@ function begin(context: BlockContext, scope: Scope, settledInputs?: Pick<BlockCo
 function skip(context: BlockContext, scope: Scope): BlockSnapshot {
   scope.defer(() => {
     publishDownstream(context, [], null);
-    context.report(settledReport(context, null, []));
+    context.input.report(settledReport(context, null, []));
   });
   return inPhase('skipped', context);
+}
+
+type InputsSettled = Pick<BlockContext, 'inputs' | 'known' | 'pending' | 'active'>;
+
+/** Where connection `c` is among the block's incoming ones (-1: not one of them). */
+function inputAt(input: BlockActorInput, c: number): number {
+  const incoming = input.block.incoming;
+  for (let i = 0; i < incoming.length; i++) if (incoming[i]?.index === c) return i;
+  return -1;
 }
 
 function hasKeys(o: Readonly<Record<string, unknown>>): boolean {
@@ -158,17 +169,19 @@ function hasKeys(o: Readonly<Record<string, unknown>>): boolean {
 function onInput(snapshot: BlockSnapshot, msg: InboxMessage, scope: Scope): BlockSnapshot {
   const context = snapshot.context;
   const { c, a, o } = msg;
-  if (context.inputs.get(c) !== 'pending') return snapshot;
-  const inputs = new Map(context.inputs).set(c, a ? 'active' : 'inactive');
+  const at = inputAt(context.input, c);
+  if (context.inputs[at] !== 'pending') return snapshot;
+  const inputs = context.inputs.slice();
+  inputs[at] = a ? 'active' : 'inactive';
   let known = context.known;
   if (hasKeys(o)) {
     known = { ...known };
     assignOwn(known, o);
   }
-  const settled = { inputs, known, pending: context.pending - 1, active: a ? context.active + 1 : context.active };
-  const readiness = readinessFromCounts(inputs.size, settled.pending, settled.active);
+  const settled: InputsSettled = { inputs, known, pending: context.pending - 1, active: a ? context.active + 1 : context.active };
+  const readiness = readinessFromCounts(inputs.length, settled.pending, settled.active);
   if (readiness === 'run') return begin(context, scope, settled);
-  const next: BlockContext = { ...context, inputs, known, pending: settled.pending, active: settled.active };
+  const next: BlockContext = { input: context.input, inputs, pending: settled.pending, active: settled.active, known, startedAt: context.startedAt };
   return readiness === 'skip' ? skip(next, scope) : inPhase('waiting', next);
 }
 
@@ -191,32 +204,12 @@ function transition(snapshot: BlockSnapshot, event: BlockEvent, scope: Scope): B
   }
 }
 
-/** Field by field rather than a spread: this runs once per block, and spread copies are slow. */
+/** The input is kept as it was handed in, not copied: nothing writes it. */
 function initialContext(input: BlockActorInput): BlockContext {
-  const inputs = new Map<number, InputState>();
-  for (const c of input.block.incoming) inputs.set(c.index, 'pending');
-  return {
-    bus: input.bus,
-    prefix: input.prefix,
-    scopeKey: input.scopeKey,
-    workflow: input.workflow,
-    block: input.block,
-    run: input.run,
-    blockTypes: input.blockTypes,
-    variables: input.variables,
-    loop: input.loop,
-    parallel: input.parallel,
-    iteration: input.iteration,
-    group: input.group,
-    cancel: input.cancel,
-    budget: input.budget,
-    report: input.report,
-    inputs,
-    pending: input.block.incoming.length,
-    active: 0,
-    known: input.known === undefined ? {} : { ...input.known },
-    startedAt: null,
-  };
+  const count = input.block.incoming.length;
+  const inputs = new Array<InputState>(count).fill('pending');
+  // the parent's object, shared: a transition that adds outputs makes a new one (onInput)
+  return { input, inputs, pending: count, active: 0, known: input.known ?? {}, startedAt: null };
 }
 
 /**

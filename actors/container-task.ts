@@ -12,7 +12,7 @@ import { errorInfo } from '../src/errors.js';
 import { containerRunKey } from '../src/model/block-run.js';
 import { newClaim, releaseClaim } from '../src/runtime/budget.js';
 import { ReportedFailure } from '../src/runtime/run-block.js';
-import type { BlockContext, ContainerActorInput, ContainerOutput } from './block-input.js';
+import type { BlockActorInput, ContainerActorInput, ContainerOutput } from './block-input.js';
 import { loopMachine } from './loop.js';
 import { inboxKey } from './messages.js';
 import { parallelMachine } from './parallel.js';
@@ -21,7 +21,7 @@ import { parallelMachine } from './parallel.js';
 const CONTAINER_LOGIC: Readonly<Record<string, AnyActorLogic>> = { loop: loopMachine, parallel: parallelMachine };
 
 /** The container block's type with a run: one attempt of its container machine. */
-export function containerTask(type: ContainerType<Record<string, unknown>>, context: BlockContext, blockLogic: AnyActorLogic): BlockType<Record<string, unknown>> {
+export function containerTask(type: ContainerType<Record<string, unknown>>, context: BlockActorInput, blockLogic: AnyActorLogic): BlockType<Record<string, unknown>> {
   let attempts = 0;
   const task: BlockType<Record<string, unknown>> = {
     type: type.type,
@@ -38,7 +38,7 @@ export function containerTask(type: ContainerType<Record<string, unknown>>, cont
   return task;
 }
 
-function runAttempt(context: BlockContext, ctx: BlockRunContext<Record<string, unknown>>, blockLogic: AnyActorLogic): Promise<BlockResult> {
+function runAttempt(context: BlockActorInput, ctx: BlockRunContext<Record<string, unknown>>, blockLogic: AnyActorLogic): Promise<BlockResult> {
   const key = containerRunKey(inboxKey(context.scopeKey, context.block.id));
   const signal = ctx.signal;
   return new Promise<BlockResult>((resolve, reject) => {

@@ -20,6 +20,7 @@ import {
 import type { BudgetClaim } from '../src/runtime/budget.js';
 import type { ContainerActorInput, ContainerMachineEvent, ContainerOutput, IterationProgress } from './block-input.js';
 import { SCOPE_ENDED } from './messages.js';
+import { emptySlots, getSlot, slotValues, withoutSlot, withSlot, type Slots } from '../src/model/slots.js';
 
 interface ParallelContext extends ContainerActorInput {
   /** aborts every running branch when the parallel ends */
@@ -28,7 +29,8 @@ interface ParallelContext extends ContainerActorInput {
   total: number;
   concurrency: number;
   nextIndex: number;
-  running: Map<number, IterationProgress>;
+  /** the running branches by index (immutable: a settle copies one path, not every branch) */
+  running: Slots<IterationProgress>;
   finished: number;
   /** the finished branches' results (ordered by index in the output) */
   results: ResultList;
@@ -59,22 +61,29 @@ function branches(config: Record<string, unknown>): Plan {
     : { items: [], total: 0, concurrency, error: { code: 'INVALID_CONFIG', message: items.message } };
 }
 
+/** What a settle or a start changes of the context (assigned). */
+type Progress = Pick<ParallelContext, 'running' | 'results' | 'finished' | 'nextIndex'>;
+
 /** What starting branches changes (assigned) and does (actions, in order), or the limit it hits. */
 interface BranchStart {
-  next: Pick<ParallelContext, 'running' | 'results' | 'finished' | 'nextIndex'>;
+  next: Progress;
   actions: (() => void)[];
   over: ErrorInfo | null;
 }
 
-/** Starts as many branches as the concurrency limit allows, in index order: decided here, spawned by the returned actions. */
-function startBranches(ctx: ParallelContext, self: { send(e: ContainerMachineEvent): void }): BranchStart {
-  const next = { running: ctx.running, results: ctx.results, finished: ctx.finished, nextIndex: ctx.nextIndex };
+/**
+ * Starts as many branches as the concurrency limit allows, in index order, from `from` (the
+ * context's progress, or what a settle has just made of it): decided here, spawned by the
+ * returned actions.
+ */
+function startBranches(ctx: ParallelContext, from: Progress, self: { send(e: ContainerMachineEvent): void }): BranchStart {
+  const next: Progress = { running: from.running, results: from.results, finished: from.finished, nextIndex: from.nextIndex };
   const empty = ctx.owner.block.children.length === 0;
-  const indexes = branchesToStart(ctx.total, ctx.nextIndex, ctx.running.size, ctx.concurrency, empty);
+  const indexes = branchesToStart(ctx.total, from.nextIndex, from.running.size, ctx.concurrency, empty);
   if (indexes.length === 0) return { next, actions: [], over: null };
   const over = empty ? null : openBranches(ctx.owner, ctx.claim, indexes.length);
   if (over !== null) return { next, actions: [], over };
-  const running = new Map(ctx.running);
+  let running = from.running;
   const actions: (() => void)[] = [];
   const spawn = { report: routeReports(ctx.owner, (e) => self.send(e)), cancel: ctx.cancel };
   for (const index of indexes) {
@@ -86,11 +95,11 @@ function startBranches(ctx: ParallelContext, self: { send(e: ContainerMachineEve
     }
     const scope = { index, item: ctx.items.length > 0 ? ctx.items[index] : index, items: ctx.items };
     const planned = planIteration(ctx, index, { parallel: scope, ...(ctx.owner.loop ? { loop: ctx.owner.loop } : {}) }, spawn);
-    running.set(index, planned.progress);
+    running = withSlot(running, index, planned.progress);
     actions.push(() => startIteration(ctx.owner, ctx.blockLogic, planned));
   }
   next.running = running;
-  next.nextIndex = (indexes[indexes.length - 1] ?? ctx.nextIndex) + 1;
+  next.nextIndex = (indexes[indexes.length - 1] ?? from.nextIndex) + 1;
   return { next, actions, over: null };
 }
 
@@ -100,7 +109,7 @@ function startBranches(ctx: ParallelContext, self: { send(e: ContainerMachineEve
  */
 function endParallel(ctx: ParallelContext, kept: boolean): void {
   ctx.cancel.abort(SCOPE_ENDED);
-  for (const progress of ctx.running.values()) ctx.owner.group.stop(progress.keys);
+  for (const progress of slotValues(ctx.running)) ctx.owner.group.stop(progress.keys);
   releaseBudget(ctx.owner, ctx.claim, kept);
 }
 
@@ -112,16 +121,19 @@ export const parallelMachine = setup({
   },
 }).createMachine({
   id: 'parallel',
-  context: ({ input }) => ({
-    ...input,
-    ...plan(input.config, input.owner),
-    claim: input.claim,
-    cancel: input.owner.cancel.child(),
-    nextIndex: 0,
-    running: new Map(),
-    finished: 0,
-    results: null,
-  }),
+  context: ({ input }) => {
+    const planned = plan(input.config, input.owner);
+    return {
+      ...input,
+      ...planned,
+      claim: input.claim,
+      cancel: input.owner.cancel.child(),
+      nextIndex: 0,
+      running: emptySlots(planned.total),
+      finished: 0,
+      results: null,
+    };
+  },
   initial: 'checking',
   // the block's time limit: ends this attempt wherever it is (the final states ignore it)
   on: {
@@ -133,7 +145,7 @@ export const parallelMachine = setup({
     },
     running: {
       entry: enqueueActions(({ context, enqueue, self }) => {
-        const started = startBranches(context, self);
+        const started = startBranches(context, context, self);
         if (started.over !== null) {
           enqueue.raise({ type: 'CONTAINER.ABORT', error: started.over });
           return;
@@ -155,16 +167,14 @@ export const parallelMachine = setup({
             actions: enqueueActions(({ context, event, enqueue, self }) => {
               enqueue(() => context.owner.report(event));
               const index = event.iteration?.index ?? -1;
-              const progress = context.running.get(index);
+              const progress = getSlot(context.running, index);
               if (progress === undefined) return;
               const settled = settleChild(context.owner, progress, event);
-              const running = new Map(context.running);
               if (settled.result === null) {
-                running.set(index, settled.progress);
-                enqueue.assign({ running });
+                enqueue.assign({ running: withSlot(context.running, index, settled.progress) });
                 return;
               }
-              running.delete(index);
+              const running = withoutSlot(context.running, index);
               enqueue(() => context.owner.group.stop(progress.keys));
               const over = closeIteration(context.owner, context.claim, settled.result);
               if (over !== null) {
@@ -173,8 +183,8 @@ export const parallelMachine = setup({
               }
               const result = settled.result;
               enqueue(() => reportIteration(context.owner, index, context.total, result));
-              const branchDone = { ...context, running, results: withResult(context.results, index, result), finished: context.finished + 1 };
-              const started = startBranches(branchDone, self);
+              const branchDone = { running, results: withResult(context.results, index, result), finished: context.finished + 1, nextIndex: context.nextIndex };
+              const started = startBranches(context, branchDone, self);
               if (started.over !== null) {
                 enqueue.assign({ running, results: branchDone.results, finished: branchDone.finished });
                 enqueue.raise({ type: 'CONTAINER.ABORT', error: started.over });

@@ -86,7 +86,7 @@ function fanoutDoc(branches: number, ms: number): unknown {
 }
 
 /** starter → 3 functions in parallel → condition → 2 functions → join function → 2 more: 10 blocks. */
-function tenBlockDoc(): unknown {
+export function tenBlockDoc(): unknown {
   const fn = (id: string, code = 'return 1') => block(id, 'function', { code });
   return {
     id: 'ten',
@@ -105,7 +105,7 @@ function tenBlockDoc(): unknown {
   };
 }
 
-function parallelDoc(branches: number): unknown {
+export function parallelDoc(branches: number): unknown {
   return {
     id: 'wide',
     name: 'wide',

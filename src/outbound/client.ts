@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import axios from 'axios';
 import type { Clock, HttpClientPort } from '../blocks/types.js';
 import { TroupeError } from '../errors.js';
 import { systemClock } from '../runtime/clock.js';
@@ -16,9 +15,9 @@ import type { AttemptInfo, OutboundClient, OutboundClientOptions, OutboundReques
  * The outbound HTTP client of the API block (SPEC §3). One "attempt" is a whole request
  * including its redirect hops (see attempt.ts), so `retries` means what the SPEC says whatever
  * the redirects. Waits between attempts run on the injected clock; the per-request deadline is
- * a real timer because it races real sockets. Only axios' node http adapter is used, per hop:
- * its request pipeline (config merging, interceptors, axios-retry) cost more per call than the
- * loop below, which decides every retry itself anyway.
+ * a real timer because it races real sockets. The attempts are a plain loop (axios and
+ * axios-retry drove them before: their request pipeline cost more per call than the loop,
+ * which decided every retry itself anyway); transport.ts sends each hop.
  */
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient & HttpClientPort {
   const clock = options.clock ?? systemClock;
@@ -30,7 +29,6 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     policy,
     agents,
     throttle,
-    transport: axios.getAdapter('http') as AttemptDeps['transport'],
   };
   let closed = false;
 

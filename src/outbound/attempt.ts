@@ -211,6 +211,9 @@ function readCapped(res: HopResponse, cap: number, deadline: Deadline): Promise<
     });
     stream.once('end', () => finish(null, Buffer.concat(chunks, size)));
     stream.once('error', (err) => finish(err));
-    stream.once('close', () => finish(Object.assign(new Error('response closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    // 'close' follows 'end' on every response: the error (and its stack trace) only when it comes first
+    stream.once('close', () => {
+      if (!settled) finish(Object.assign(new Error('response closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
   });
 }

@@ -186,7 +186,9 @@ async function run(ctx: BlockRunContext<ApiConfig>): Promise<ApiBlockResult> {
   const http = ctx.services.http;
   if (!http) throw new TroupeError('INTERNAL', 'no outbound HTTP client is configured for the api block');
   const request = toOutboundRequest(ctx.config);
-  if (ctx.runKey !== undefined) request.idempotencyKey = idempotencyKeyOf(ctx.runKey);
+  // only a POST or PATCH carries the key (see prepareRequest): no hash for the other methods
+  const keyed = request.method === 'POST' || request.method === 'PATCH';
+  if (keyed && ctx.runKey !== undefined) request.idempotencyKey = idempotencyKeyOf(ctx.runKey);
   const result = await http.send(request, ctx.signal);
   const failed = result.status >= 400;
   return {

@@ -143,8 +143,9 @@ export function withSentCredentials(workflow: CompiledWorkflow, secrets: Readonl
 }
 
 /**
- * The Basic value sent for a URL template's userinfo, as axios makes it: the parsed user name
- * and password, percent-decoded, joined by ':', base64 of the UTF-8 bytes. Null when the
+ * The Basic value sent for a URL template's userinfo, as the outbound client makes it
+ * (src/outbound/transport.ts): the parsed user name and password, percent-decoded, joined by
+ * ':', base64 of the UTF-8 bytes. Null when the
  * userinfo holds a reference or a path parameter (known only when the block runs) or an
  * unknown secret (the block then fails with MISSING_SECRET and sends nothing).
  */

@@ -1,6 +1,4 @@
 import { isIP } from 'node:net';
-import type { Readable } from 'node:stream';
-import type { AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { linkSignal, type LinkedSignal } from './abort-link.js';
 import type { AddressPolicy } from './address-policy.js';
 import { decodeResponseBody, deleteHeader, type HttpMethod } from './body.js';
@@ -8,6 +6,7 @@ import type { GuardedAgents } from './guarded-agent.js';
 import { bareHost } from './ip.js';
 import { AttemptFailure, classifyNetworkError } from './retry-policy.js';
 import type { HostThrottle } from './throttle.js';
+import { sendHop, type HopRequest, type HopResponse } from './transport.js';
 
 /**
  * One attempt of a send: the request and every redirect hop after it, each hop address-checked
@@ -35,16 +34,9 @@ export interface AttemptDeps {
   policy: AddressPolicy;
   agents: GuardedAgents;
   throttle: HostThrottle;
-  /** axios' own node http adapter: sends one hop */
-  transport: (config: InternalAxiosRequestConfig) => Promise<AxiosResponse>;
 }
 
-interface Hop {
-  url: URL;
-  method: HttpMethod;
-  headers: Record<string, string>;
-  data: string | Buffer | undefined;
-}
+type Hop = HopRequest;
 
 /** The attempt's signal: aborted by the caller's signal or by a timer armed when the first hop starts. */
 class Deadline {
@@ -59,6 +51,10 @@ class Deadline {
       for (const cb of this.callbacks) cb();
     });
     this.signal = this.link.signal;
+  }
+
+  get aborted(): boolean {
+    return this.signal.aborted;
   }
 
   /** like an abort listener on `signal`, minus the EventTarget cost; returns the unsubscribe */
@@ -81,15 +77,10 @@ class Deadline {
   }
 }
 
-export async function runAttempt(
-  base: InternalAxiosRequestConfig,
-  request: PreparedRequest,
-  deps: AttemptDeps,
-  signal: AbortSignal,
-): Promise<FinalResponse> {
+export async function runAttempt(request: PreparedRequest, deps: AttemptDeps, signal: AbortSignal): Promise<FinalResponse> {
   const deadline = new Deadline(signal);
   try {
-    return await followHops(base, request, deps, deadline);
+    return await followHops(request, deps, deadline);
   } catch (err) {
     if (signal.aborted) throw new AttemptFailure('CANCELLED', 'the request was cancelled', false, err);
     if (deadline.timedOut) {
@@ -101,26 +92,21 @@ export async function runAttempt(
   }
 }
 
-async function followHops(
-  base: InternalAxiosRequestConfig,
-  request: PreparedRequest,
-  deps: AttemptDeps,
-  deadline: Deadline,
-): Promise<FinalResponse> {
+async function followHops(request: PreparedRequest, deps: AttemptDeps, deadline: Deadline): Promise<FinalResponse> {
   let hop: Hop = { url: request.url, method: request.method, headers: request.headers, data: request.data };
   for (let redirects = 0; ; redirects++) {
     refuseBlockedLiteral(hop.url, deps.policy);
     const release = await deps.throttle.acquire(hop.url.host, deadline.signal);
     try {
       deadline.arm(request.timeoutMs);
-      const res = (await deps.transport(hopConfig(base, hop, deps.agents, deadline.signal))) as AxiosResponse<Readable>;
+      const res = await sendHop(hop, deps.agents, deadline);
       const next = redirectTarget(hop, res);
       if (next === null) {
         const bytes = await readCapped(res, request.maxResponseBytes, deadline);
         const headers = lowerCaseHeaders(res.headers);
         return { status: res.status, headers, data: decodeResponseBody(bytes, headers['content-type']) };
       }
-      res.data.destroy();
+      res.body.destroy();
       if (redirects >= MAX_REDIRECTS) {
         throw new AttemptFailure('TOO_MANY_REDIRECTS', `more than ${MAX_REDIRECTS} redirects`, false);
       }
@@ -142,37 +128,12 @@ export function refuseBlockedLiteral(url: URL, policy: AddressPolicy): void {
   if (reason !== null) throw new AttemptFailure('BLOCKED_ADDRESS', `refused to connect to ${host}: ${reason}`, false);
 }
 
-function hopConfig(base: InternalAxiosRequestConfig, hop: Hop, agents: GuardedAgents, signal: AbortSignal): InternalAxiosRequestConfig {
-  return {
-    ...base,
-    url: hop.url.href,
-    baseURL: undefined,
-    params: undefined,
-    method: hop.method,
-    headers: { ...hop.headers } as InternalAxiosRequestConfig['headers'],
-    data: hop.data,
-    // redirects are followed by followHops so every hop goes through the address check
-    maxRedirects: 0,
-    responseType: 'stream',
-    validateStatus: () => true,
-    signal,
-    timeout: 0,
-    // an environment proxy would connect on our behalf and bypass the address check
-    proxy: false,
-    httpAgent: agents.httpAgent,
-    httpsAgent: agents.httpsAgent,
-    maxContentLength: -1,
-    maxBodyLength: -1,
-    decompress: true,
-  };
-}
-
 /**
  * The next hop of a redirect, or null when `res` is the final response. 303 turns into GET, and
  * so does a POST answered by 301/302 (what browsers do); the body goes with the method change.
  * Credentials do not follow a redirect to another origin.
  */
-function redirectTarget(hop: Hop, res: AxiosResponse): Hop | null {
+function redirectTarget(hop: Hop, res: HopResponse): Hop | null {
   const location: unknown = res.headers['location'];
   if (!REDIRECT_STATUSES.has(res.status) || typeof location !== 'string' || location === '') return null;
   let url: URL;
@@ -194,10 +155,9 @@ function redirectTarget(hop: Hop, res: AxiosResponse): Hop | null {
   return { url, method, headers, data };
 }
 
-function lowerCaseHeaders(headers: AxiosResponse['headers']): Record<string, string> {
+function lowerCaseHeaders(headers: HopResponse['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  const source = typeof headers.toJSON === 'function' ? headers.toJSON(true) : headers;
-  for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
+  for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || value === null) continue;
     const key = name.toLowerCase();
     const text = Array.isArray(value) ? value.join(', ') : String(value);
@@ -211,11 +171,11 @@ function tooLarge(cap: number): AttemptFailure {
 }
 
 /** Reads the body, giving up (and closing the connection) the moment it passes `cap` bytes. */
-function readCapped(res: AxiosResponse<Readable>, cap: number, deadline: Deadline): Promise<Buffer> {
-  const stream = res.data;
+function readCapped(res: HopResponse, cap: number, deadline: Deadline): Promise<Buffer> {
+  const stream = res.body;
   const abortTransfer = (): void => {
     stream.destroy();
-    (res.request as { destroy?: () => void } | undefined)?.destroy?.();
+    res.request.destroy();
   };
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > cap) {
@@ -251,6 +211,9 @@ function readCapped(res: AxiosResponse<Readable>, cap: number, deadline: Deadlin
     });
     stream.once('end', () => finish(null, Buffer.concat(chunks, size)));
     stream.once('error', (err) => finish(err));
-    stream.once('close', () => finish(Object.assign(new Error('response closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    // 'close' follows 'end' on every response: the error (and its stack trace) only when it comes first
+    stream.once('close', () => {
+      if (!settled) finish(Object.assign(new Error('response closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
   });
 }

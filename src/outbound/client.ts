@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import axios, { AxiosError, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
-import axiosRetry from 'axios-retry';
 import type { Clock, HttpClientPort } from '../blocks/types.js';
 import { TroupeError } from '../errors.js';
 import { systemClock } from '../runtime/clock.js';
@@ -14,10 +12,12 @@ import { createHostThrottle } from './throttle.js';
 import type { AttemptInfo, OutboundClient, OutboundClientOptions, OutboundRequest, OutboundResult } from './types.js';
 
 /**
- * The outbound HTTP client of the API block (SPEC §3). axios-retry drives the attempts; one
- * "attempt" is a whole request including its redirect hops (see attempt.ts), so `retries`
- * means what the SPEC says whatever the redirects. Waits between attempts run on the injected
- * clock; the per-request deadline is a real timer because it races real sockets.
+ * The outbound HTTP client of the API block (SPEC §3). One "attempt" is a whole request
+ * including its redirect hops (see attempt.ts), so `retries` means what the SPEC says whatever
+ * the redirects. Waits between attempts run on the injected clock; the per-request deadline is
+ * a real timer because it races real sockets. The attempts are a plain loop (axios and
+ * axios-retry drove them before: their request pipeline cost more per call than the loop,
+ * which decided every retry itself anyway); transport.ts sends each hop.
  */
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient & HttpClientPort {
   const clock = options.clock ?? systemClock;
@@ -29,18 +29,14 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     policy,
     agents,
     throttle,
-    transport: axios.getAdapter('http') as AttemptDeps['transport'],
   };
-  const identity = (data: unknown): unknown => data;
-  const instance = axios.create({ transformRequest: [identity], transformResponse: [identity], proxy: false, maxRedirects: 0 });
-  axiosRetry(instance, { shouldResetTimeout: true, retryDelay: () => 0 });
   let closed = false;
 
   return {
     async send(request, signal) {
       if (closed) throw new TroupeError('INTERNAL', 'the outbound HTTP client is closed');
       const prepared = prepareRequest(request);
-      return new SendRun(request, prepared, deps, clock, random, signal).execute(instance);
+      return new SendRun(request, prepared, deps, clock, random, signal).execute();
     },
     close() {
       closed = true;
@@ -55,7 +51,6 @@ type Outcome = { kind: 'response'; response: FinalResponse; retryAfterMs?: numbe
 class SendRun {
   readonly attempts: AttemptInfo[] = [];
   private last: Outcome | undefined;
-  private lastThrown: unknown;
   private nextDelayMs = 0;
 
   constructor(
@@ -67,53 +62,42 @@ class SendRun {
     private readonly signal: AbortSignal,
   ) {}
 
-  async execute(instance: ReturnType<typeof axios.create>): Promise<OutboundResult> {
+  async execute(): Promise<OutboundResult> {
+    const retries = Math.max(0, this.request.retries);
     try {
-      await instance.request({
-        url: this.prepared.url.href,
-        method: this.prepared.method,
-        signal: this.signal,
-        adapter: (config) => this.attempt(config),
-        'axios-retry': {
-          retries: Math.max(0, this.request.retries),
-          retryCondition: () => this.shouldRetry(),
-          onRetry: () => this.waitBeforeRetry(),
-        },
-      });
+      // a signal aborted before an attempt (or during a wait) ends the send: settle() says CANCELLED
+      while (!this.signal.aborted) {
+        if (await this.attempt()) break;
+        if (this.attempts.length > retries || !this.shouldRetry()) break;
+        await this.waitBeforeRetry();
+      }
     } catch (err) {
-      if (!this.signal.aborted && err !== this.lastThrown) throw toInternal(err);
+      if (!this.signal.aborted) throw toInternal(err);
     }
     return this.settle();
   }
 
-  /** The axios adapter: runs one attempt, records it, and rejects on what axios-retry should judge. */
-  private async attempt(config: InternalAxiosRequestConfig): Promise<AxiosResponse> {
+  /** Runs one attempt and records it; true when its response is final (below 400). */
+  private async attempt(): Promise<boolean> {
     const attempt = this.attempts.length + 1;
     let response: FinalResponse;
     try {
-      response = await runAttempt(config, this.prepared, this.deps, this.signal);
+      response = await runAttempt(this.prepared, this.deps, this.signal);
     } catch (err) {
       const failure = err instanceof AttemptFailure ? err : classifyNetworkError(err);
       this.last = { kind: 'failure', failure };
       this.attempts.push({ attempt, errorCode: failure.code });
-      throw this.rejection(new AxiosError(failure.message, failure.code, config));
+      return false;
     }
     const info: AttemptInfo = { attempt, status: response.status };
     const retryAfterMs = response.status === 429 ? parseRetryAfter(response.headers['retry-after'], this.clock.now()) : undefined;
     if (retryAfterMs !== undefined) info.retryAfterMs = retryAfterMs;
     this.attempts.push(info);
     this.last = retryAfterMs === undefined ? { kind: 'response', response } : { kind: 'response', response, retryAfterMs };
-    const axiosResponse: AxiosResponse = { data: null, status: response.status, statusText: '', headers: {}, config };
-    if (response.status < 400) return axiosResponse;
-    throw this.rejection(new AxiosError(`status ${response.status}`, AxiosError.ERR_BAD_RESPONSE, config, undefined, axiosResponse));
+    return response.status < 400;
   }
 
-  private rejection(err: AxiosError): AxiosError {
-    this.lastThrown = err;
-    return err;
-  }
-
-  /** Called by axios-retry only while retries remain; also picks the wait before the next attempt. */
+  /** Called only while retries remain; also picks the wait before the next attempt. */
   private shouldRetry(): boolean {
     const last = this.last;
     if (this.signal.aborted || last === undefined) return false;

@@ -4,6 +4,7 @@ import { pipeline, Transform, type Readable, type TransformCallback } from 'node
 import zlib from 'node:zlib';
 import type { GuardedAgents } from './guarded-agent.js';
 import type { HttpMethod } from './body.js';
+import { packageVersion } from '../package-root.js';
 
 /**
  * One HTTP exchange (one hop of an attempt) on node's http client, sending what axios' node
@@ -35,8 +36,8 @@ export interface HopAbort {
   onAbort(cb: () => void): () => void;
 }
 
-/** kept as the adapter sent them, so an upstream sees the same request as before */
-const USER_AGENT = 'axios/1.21.1';
+/** the client says what it is; the other defaults are kept as the axios adapter sent them */
+const USER_AGENT = `troupe/${packageVersion()}`;
 const ACCEPT_ENCODING = 'gzip, compress, deflate, br';
 const ZLIB_OPTIONS = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
 const BROTLI_OPTIONS = { flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };

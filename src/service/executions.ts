@@ -65,7 +65,6 @@ export interface ExecutionQueue {
 
 export class ExecutionService {
   readonly live = new LiveExecutions();
-  private readonly handles = new Map<string, ExecutionHandle>();
   private starting = 0;
   private queue: ExecutionQueue | undefined;
 
@@ -124,7 +123,7 @@ export class ExecutionService {
 
   /** Whether this execution is running in this process. */
   runsHere(id: string): boolean {
-    return this.handles.has(id);
+    return this.opts.engine.local(id) !== undefined;
   }
 
   /** Whether another execution may start now (background starters wait rather than fail). */
@@ -181,15 +180,12 @@ export class ExecutionService {
     } finally {
       this.starting -= 1;
     }
-    this.handles.set(id, handle);
     handle.done.then(
       (result) => {
-        this.handles.delete(id);
         this.opts.observer?.executionEnded(result.status, trigger.type);
         if (trigger.type === 'workflow' && result.status !== 'waiting') this.nudgeParent(id, trigger);
       },
       (err: unknown) => {
-        this.handles.delete(id);
         this.live.close(id);
         this.opts.logger.error({ err, executionId: id }, 'execution ended abnormally');
       },
@@ -228,7 +224,7 @@ export class ExecutionService {
     if (TERMINAL_STATUSES.includes(rec.status)) {
       throw new TroupeError('CONFLICT', `execution ${rec.id} has already ended (${rec.status})`, { details: { status: rec.status } });
     }
-    const handle = this.handles.get(rec.id);
+    const handle = this.opts.engine.local(rec.id);
     // parked: it runs nowhere, its record is ended here (unless a wake-up claimed it just now)
     if (rec.status === 'waiting' && handle === undefined && 'logs' in rec) {
       if (await cancelParked(this.opts.store, this.opts.engine, rec as ExecutionDetail)) {

@@ -15,7 +15,7 @@ import { PARKED } from '../src/blocks/types.js';
 import { ActorGroup } from './group.js';
 import { replayResume, resumeDecision } from './resume.js';
 import { activeAtPark, clearWaiting, waitingList } from './waiting.js';
-import type { ExecutionActorInput, ExecutionContext, ExecutionEventIn } from './execution-context.js';
+import type { ExecutionActorInput, ExecutionContext, ExecutionEnd, ExecutionEventIn, ExecutionMachineContext } from './execution-context.js';
 import { reporter } from './execution-reports.js';
 import { blockOfInboxKey, inboxKey, SCOPE_ENDED, type InboxMessage } from './messages.js';
 
@@ -78,9 +78,9 @@ function openChannel(ctx: ExecutionContext, self: { send(e: ExecutionEventIn): v
  * Reports still queued happened before this end (a cancel, the time limit, a crashed actor) and
  * are applied first.
  */
-function stopBlocks({ context }: { context: ExecutionContext }): void {
-  releaseBlocks(context);
-  context.ledger.cancelRunning(context.clock.now());
+function stopBlocks({ context: { exec } }: { context: ExecutionMachineContext }): void {
+  releaseBlocks(exec);
+  exec.ledger.cancelRunning(exec.clock.now());
 }
 
 /** What ending and parking share: the timers, the subscription and the block actors go. */
@@ -99,8 +99,8 @@ function releaseBlocks(context: ExecutionContext, reason: unknown = SCOPE_ENDED)
  * yet run stay pending; a later run resumes from the stored logs. What it waits for was assigned
  * by the PARK transition, before the blocks go.
  */
-function park({ context }: { context: ExecutionContext }): void {
-  releaseBlocks(context, PARKED);
+function park({ context }: { context: ExecutionMachineContext }): void {
+  releaseBlocks(context.exec, PARKED);
 }
 
 /**
@@ -117,18 +117,22 @@ function startDeadline(ctx: ExecutionContext, self: { send(e: ExecutionEventIn):
  * The run's result, from what its end assigned: computed by the machine's output, once the final
  * state's entry has stopped the blocks (and applied the reports still queued).
  */
-function resultOf(ctx: ExecutionContext): ExecutionResult | null {
-  const status = ctx.status;
-  if (status === null) return null;
+function resultOf({ exec: ctx, end }: ExecutionMachineContext): ExecutionResult | null {
+  if (end === null) return null;
+  const status = end.status;
   const base = { id: ctx.executionId, workflowId: ctx.workflowId, version: ctx.version, startedAt: ctx.startedAt };
-  const output = status === 'completed' ? (ctx.response ?? finalOutput(ctx.workflow, ctx.ledger)) : null;
-  const error = status === 'failed' || status === 'cancelled' ? ctx.error : null;
-  const result = buildResult(base, { status, output, error, response: ctx.response, at: ctx.clock.now() });
-  if (ctx.parked !== null) {
-    result.waiting = ctx.parked.waiting;
-    result.activeMs = ctx.parked.activeMs;
+  const output = status === 'completed' ? (end.response ?? finalOutput(ctx.workflow, ctx.ledger)) : null;
+  const error = status === 'failed' || status === 'cancelled' ? end.error : null;
+  const result = buildResult(base, { status, output, error, response: end.response, at: ctx.clock.now() });
+  if (end.parked !== null) {
+    result.waiting = end.parked.waiting;
+    result.activeMs = end.parked.activeMs;
   }
   return result;
+}
+
+function ended(status: ExecutionEnd['status'], error: ExecutionError | null, response: ExecutionEnd['response'] = null): ExecutionEnd {
+  return { status, response, error, parked: null };
 }
 
 const CANCELLED_ERROR: ExecutionError = { code: 'CANCELLED', message: 'execution cancelled', blockId: null };
@@ -160,10 +164,6 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
     cancel: new CancelScope(),
     budget: new ExecutionBudget(input.limits),
     ledger: new ExecutionLedger(input.workflow, input.limits.maxLogBytes),
-    response: null,
-    error: null,
-    status: null,
-    parked: null,
     reports: null,
     channel: null,
     deadline: null,
@@ -174,18 +174,18 @@ function executionContext(input: ExecutionActorInput, self: { send(e: ExecutionE
 
 export const executionMachine = setup({
   types: {
-    context: {} as ExecutionContext,
+    context: {} as ExecutionMachineContext,
     input: {} as ExecutionActorInput,
     events: {} as ExecutionEventIn,
     output: {} as { result: ExecutionResult | null; data: ExecutionContextData },
   },
 }).createMachine({
   id: 'execution',
-  context: ({ input, self }) => executionContext(input, self),
+  context: ({ input, self }) => ({ exec: executionContext(input, self), end: null }),
   initial: 'running',
   states: {
     running: {
-      entry: ({ context, self }) => {
+      entry: ({ context: { exec: context }, self }) => {
         context.deadline = startDeadline(context, self);
         context.channel = openChannel(context, self);
         context.reports = reporter(context, self);
@@ -209,17 +209,17 @@ export const executionMachine = setup({
           else if (decision === 'skip') group.send(inboxKey(ROOT_SCOPE, id), { type: 'SKIP' });
         }
       },
-      // The end, decided: one assign per execution (an assign copies the context, so there is
-      // no other), then the final state's entry stops the blocks.
+      // The end, decided: one assign per execution, of `end` alone (the handles in `exec` are
+      // never copied); then the final state's entry stops the blocks.
       on: {
-        TIMEOUT: { target: 'failed', actions: assign({ status: 'failed', error: ({ context }) => timeoutError(context) }) },
-        'BLOCK.FAILED': { target: 'failed', actions: assign({ status: 'failed', error: ({ event }) => event.error }) },
-        'BLOCK.RESPONDED': { target: 'completed', actions: assign({ status: 'completed', response: ({ event }) => event.response }) },
-        'ALL.SETTLED': { target: 'completed', actions: assign({ status: 'completed' }) },
-        CANCEL: { target: 'cancelled', actions: assign({ status: 'cancelled', error: CANCELLED_ERROR }) },
+        TIMEOUT: { target: 'failed', actions: assign({ end: ({ context }) => ended('failed', timeoutError(context.exec)) }) },
+        'BLOCK.FAILED': { target: 'failed', actions: assign({ end: ({ event }) => ended('failed', event.error) }) },
+        'BLOCK.RESPONDED': { target: 'completed', actions: assign({ end: ({ event }) => ended('completed', null, event.response) }) },
+        'ALL.SETTLED': { target: 'completed', actions: assign({ end: () => ended('completed', null) }) },
+        CANCEL: { target: 'cancelled', actions: assign({ end: () => ended('cancelled', CANCELLED_ERROR) }) },
         PARK: {
           target: 'waiting',
-          actions: assign({ status: 'waiting', parked: ({ context }) => ({ waiting: waitingList(context), activeMs: activeAtPark(context) }) }),
+          actions: assign({ end: ({ context: { exec } }) => ({ status: 'waiting', response: null, error: null, parked: { waiting: waitingList(exec), activeMs: activeAtPark(exec) } }) }),
         },
       },
     },
@@ -228,5 +228,5 @@ export const executionMachine = setup({
     failed: { type: 'final', entry: stopBlocks },
     cancelled: { type: 'final', entry: stopBlocks },
   },
-  output: ({ context }) => ({ result: resultOf(context), data: context.ledger.snapshot() }),
+  output: ({ context }) => ({ result: resultOf(context), data: context.exec.ledger.snapshot() }),
 });

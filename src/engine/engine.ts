@@ -1,4 +1,4 @@
-import { createActor, type ActorRefFrom } from 'xstate';
+import { createActor } from 'xstate';
 import { executionMachine, type ExecutionActorInput, type ExecutionSink } from '../../actors/execution.js';
 import { ExecutionRun, RECORDED, type ExecutionHandle, type Listener, type RunOwner } from './execution-run.js';
 import { executionControl, executionEvents, type ExecutionEventKind } from '../bus/subjects.js';
@@ -21,7 +21,8 @@ export type { ExecutionHandle, Listener as RunListener } from './execution-run.j
 
 /** Starts executions: resolves secrets, records, spawns the execution actor, reports the end. */
 export class Engine implements RunOwner {
-  private readonly running = new Map<string, ActorRefFrom<typeof executionMachine>>();
+  /** the executions running in this process: the one registry of them (the services ask it) */
+  private readonly running = new Map<string, ExecutionRun>();
   private readonly persister: BoundaryPersister | undefined;
   /** lifecycle events the bus refused while reconnecting, published once it is back */
   private readonly outbox: EventOutbox;
@@ -54,7 +55,7 @@ export class Engine implements RunOwner {
     const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener, req.resume?.lastSeq);
     const actor = createActor(executionMachine, { input: this.machineInput(id, workflow, req, secrets, run, startedAt) });
     run.attach(actor);
-    this.running.set(id, actor);
+    this.running.set(id, run);
     this.announce('started', { executionId: id, workflowId: req.workflowId, trigger: req.trigger, status: 'running', durationMs: 0 });
     actor.start();
     return run;
@@ -99,10 +100,25 @@ export class Engine implements RunOwner {
     return input;
   }
 
+  /** The handle of an execution running in this process; undefined when it runs elsewhere or has ended. */
+  local(executionId: string): ExecutionHandle | undefined {
+    return this.running.get(executionId);
+  }
+
+  /** ids of the executions running in this process */
+  get localIds(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** the handles of the executions running in this process */
+  protected localHandles(): ExecutionHandle[] {
+    return [...this.running.values()];
+  }
+
   /** Cancels an execution wherever it runs: the control subject reaches its actor on any process. */
   cancel(executionId: string): void {
     const local = this.running.get(executionId);
-    if (local) local.send({ type: 'CANCEL' });
+    if (local) local.cancel();
     else this.deps.bus.publish(executionControl(this.deps.busPrefix, executionId), { cancel: true });
   }
 

@@ -119,7 +119,9 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
     this.final = recordedResult(result, this.secretValues);
     this.finalSeq = ++this.seq;
     const written = this.owner.finishRecord(this.id, this.final, data, this.trigger, this.finalSeq);
-    const both = this.recorded === RECORDED ? written : Promise.all([this.recorded, written]);
+    // both, one after the other: the creation is written no later than the end (the persister
+    // writes in order), so this waits as long as Promise.all did, without its array and resolvers
+    const both = this.recorded === RECORDED ? written : written.then(() => this.recorded);
     both.then(this.finished.bind(this), this.failed.bind(this));
   }
 

@@ -65,7 +65,6 @@ export interface ExecutionQueue {
 
 export class ExecutionService {
   readonly live = new LiveExecutions();
-  private readonly handles = new Map<string, ExecutionHandle>();
   private starting = 0;
   private queue: ExecutionQueue | undefined;
 
@@ -124,7 +123,7 @@ export class ExecutionService {
 
   /** Whether this execution is running in this process. */
   runsHere(id: string): boolean {
-    return this.handles.has(id);
+    return this.opts.engine.local(id) !== undefined;
   }
 
   /** Whether another execution may start now (background starters wait rather than fail). */
@@ -154,12 +153,14 @@ export class ExecutionService {
    * Resolves once the record exists (status running), or at once with `awaitRecord: false` (see
    * StartRequest); `done` resolves when it has ended and its record is written.
    */
-  async start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: StartOptions = {}): Promise<ExecutionHandle> {
-    return this.launch(loaded.compiled, {
+  start(loaded: LoadedWorkflow, input: unknown, trigger: TriggerInfo, opts: StartOptions = {}): Promise<ExecutionHandle> {
+    // one literal of a fixed shape, optional fields set after: no spread of temporaries per execute
+    const req: StartRequest & { executionId: string } = {
       workflowId: loaded.workflowId, version: loaded.version, input, trigger, executionId: opts.executionId ?? this.opts.newId?.() ?? newExecutionId(),
-      ...(opts.awaitRecord === undefined ? {} : { awaitRecord: opts.awaitRecord }),
-      ...(opts.conversationId === undefined ? {} : { conversationId: opts.conversationId }),
-    });
+    };
+    if (opts.awaitRecord !== undefined) req.awaitRecord = opts.awaitRecord;
+    if (opts.conversationId !== undefined) req.conversationId = opts.conversationId;
+    return this.launch(loaded.compiled, req);
   }
 
   /**
@@ -170,7 +171,7 @@ export class ExecutionService {
     const id = req.executionId;
     const trigger = req.trigger;
     if (this.live.has(id)) throw new TroupeError('CONFLICT', `execution ${id} is already running here`, { details: { executionId: id } });
-    const listener = this.live.open(id, (e) => this.observeBlock(e), req.resume?.lastSeq ?? 0);
+    const listener = this.live.open(id, this.observeBlock, req.resume?.lastSeq ?? 0);
     this.starting += 1;
     let handle: ExecutionHandle;
     try {
@@ -181,15 +182,12 @@ export class ExecutionService {
     } finally {
       this.starting -= 1;
     }
-    this.handles.set(id, handle);
     handle.done.then(
       (result) => {
-        this.handles.delete(id);
         this.opts.observer?.executionEnded(result.status, trigger.type);
         if (trigger.type === 'workflow' && result.status !== 'waiting') this.nudgeParent(id, trigger);
       },
       (err: unknown) => {
-        this.handles.delete(id);
         this.live.close(id);
         this.opts.logger.error({ err, executionId: id }, 'execution ended abnormally');
       },
@@ -228,7 +226,7 @@ export class ExecutionService {
     if (TERMINAL_STATUSES.includes(rec.status)) {
       throw new TroupeError('CONFLICT', `execution ${rec.id} has already ended (${rec.status})`, { details: { status: rec.status } });
     }
-    const handle = this.handles.get(rec.id);
+    const handle = this.opts.engine.local(rec.id);
     // parked: it runs nowhere, its record is ended here (unless a wake-up claimed it just now)
     if (rec.status === 'waiting' && handle === undefined && 'logs' in rec) {
       if (await cancelParked(this.opts.store, this.opts.engine, rec as ExecutionDetail)) {
@@ -327,13 +325,14 @@ export class ExecutionService {
     }
   }
 
-  private observeBlock(e: ExecutionEvent): void {
+  /** one function for every execution's feed, not a closure per execution */
+  private readonly observeBlock = (e: ExecutionEvent): void => {
     const o = this.opts.observer;
     if (o === undefined) return;
     if (e.type === 'block.completed' || e.type === 'block.failed' || e.type === 'block.skipped') {
       o.blockSettled(e.data.blockType, e.data.status, e.data.durationMs);
     }
-  }
+  };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -19,7 +19,8 @@ interface Entry {
   base: number;
   /** every event so far; null once it grew past the cap (followers then read the store) */
   history: SeqEvent[] | null;
-  listeners: Set<Listener>;
+  /** made by the first follower: most executions (a sync execute's) never have one */
+  listeners: Set<Listener> | null;
 }
 
 /** a long execution keeps at most this many events in memory for late followers */
@@ -31,7 +32,7 @@ export class LiveExecutions {
   /** Registers an execution about to start; returns the listener to hand to Engine.start. */
   /** `base`: the number of the last stored event of the run this one resumes (its StartRequest's `resume.lastSeq`). */
   open(id: string, observe?: (event: ExecutionEvent) => void, base = 0): (event: ExecutionEvent, seq: number) => void {
-    const entry: Entry = { base, history: [], listeners: new Set() };
+    const entry: Entry = { base, history: [], listeners: null };
     this.entries.set(id, entry);
     return (event, seq) => {
       const numbered: SeqEvent = { seq, event: event.type, data: event.data };
@@ -40,7 +41,7 @@ export class LiveExecutions {
         if (entry.history.length > HISTORY_CAP) entry.history = null;
       }
       observe?.(event);
-      for (const l of entry.listeners) l(numbered);
+      if (entry.listeners !== null) for (const l of entry.listeners) l(numbered);
       // a parked execution's run ends with `waiting`; the run that resumes it opens a new entry
       if (event.type === 'done' || event.type === 'waiting') this.entries.delete(id);
     };
@@ -71,7 +72,8 @@ export class LiveExecutions {
     const entry = this.entries.get(id);
     if (entry === undefined || entry.history === null) return null;
     for (const e of entry.history) listener(e);
-    entry.listeners.add(listener);
-    return () => entry.listeners.delete(listener);
+    const listeners = (entry.listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 }

@@ -9,6 +9,7 @@
  * Only ended records: a running or waiting record's context is compared as text by guards
  * (resumption, wake-ups) and read back by recovery, and stays as it was written.
  */
+import { setOwn } from '../../model/own.js';
 import type { BlockLog, ExecutionStatus } from '../types.js';
 
 const FROM_LOGS = '$fromLogs';
@@ -31,8 +32,7 @@ export function leanContext(context: unknown, status: string | undefined, logs: 
   for (const [blockId, output] of Object.entries(context['outputs'])) {
     const fromLog = output !== null && output !== undefined && logged.get(blockId) === output;
     if (fromLog) derived.push(blockId);
-    // defineProperty: a block id may be `__proto__`
-    Object.defineProperty(lean, blockId, { value: fromLog ? null : output, enumerable: true, writable: true, configurable: true });
+    setOwn(lean, blockId, fromLog ? null : output);
   }
   if (derived.length === 0) return context;
   return { ...context, outputs: lean, [FROM_LOGS]: derived };
@@ -48,9 +48,9 @@ export function fullContext(context: unknown, logs: readonly BlockLog[]): unknow
   if (!needsLogs(context)) return context;
   const { [FROM_LOGS]: named, ...rest } = context as Context;
   const outputs = isObject(rest.outputs) ? rest.outputs : {};
-  for (const blockId of named as string[]) {
-    const log = logs.find((l) => (l.iteration ?? null) === null && l.blockId === blockId);
-    Object.defineProperty(outputs, blockId, { value: log?.output ?? null, enumerable: true, writable: true, configurable: true });
-  }
+  const topLevel = new Map<string, unknown>();
+  for (const log of logs) if ((log.iteration ?? null) === null) topLevel.set(log.blockId, log.output);
+  for (const blockId of named as string[]) setOwn(outputs, blockId, topLevel.get(blockId) ?? null);
   return { ...rest, outputs };
 }
+

@@ -101,4 +101,18 @@ describe('store: lean records (an ended context reads its outputs from the logs)
     expect(leanContext(context, 'running', [log])).to.equal(context);
     expect(leanContext(context, 'completed', [blockLog('__proto__', 0, { output: { v: 1 } })])).to.equal(context);
   });
+
+  it('stores an event\'s time once when the event before it in the batch has the same, and lists every event with its own', async () => {
+    await store.executions.create(execution('e5', 'wf', { status: 'running' }));
+    const ev = (seq: number, at: string) => ({ executionId: 'e5', seq, event: 'block.started', data: { seq }, at });
+    const first = [ev(1, '2024-01-01T00:00:01.000Z'), ev(2, '2024-01-01T00:00:01.000Z'), ev(3, '2024-01-01T00:00:02.000Z'), ev(4, '2024-01-01T00:00:02.000Z')];
+    await store.executions.saveBoundary('e5', { events: first });
+    await store.executions.saveBoundary('e5', { events: [ev(5, '2024-01-01T00:00:02.000Z')] });
+    const db = new Database(file, { readonly: true });
+    const bodies = db.prepare('SELECT body FROM execution_event_batches WHERE execution_id = ? ORDER BY first_seq').all('e5') as { body: string }[];
+    db.close();
+    expect(bodies.map((b) => (b.body.match(/"at"/g) ?? []).length)).to.deep.equal([2, 1]);
+    expect(await store.executions.listEvents('e5')).to.deep.equal([...first, ev(5, '2024-01-01T00:00:02.000Z')]);
+    expect((await store.executions.listEvents('e5', 3)).map((e) => e.at)).to.deep.equal(['2024-01-01T00:00:02.000Z', '2024-01-01T00:00:02.000Z']);
+  });
 });

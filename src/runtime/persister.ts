@@ -95,21 +95,32 @@ export class BoundaryPersister {
     return batches;
   }
 
-  /** Group commit: every execution's batch of this turn in one store call. */
-  private async write(batches: [string, Pending][]): Promise<void> {
-    if (batches.length === 0) return;
+  /**
+   * Group commit: every execution's batch of this turn in one store call. Not an async function:
+   * while the store commits, only the callers to tell are kept, not the batches (logs, events,
+   * records), which an async frame would hold until then.
+   */
+  private write(batches: [string, Pending][]): Promise<void> {
+    if (batches.length === 0) return Promise.resolve();
+    const waiters = batches.map(([, p]) => p.waiters);
     const items = batches.map(([id, p]) => ({ id, batch: boundaryBatch(p) }));
-    let results: (Error | null)[];
+    let saved: Promise<(Error | null)[]>;
     try {
-      results = await this.repo.saveBoundaries(items);
+      saved = this.repo.saveBoundaries(items);
     } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
-      results = items.map(() => error);
+      saved = Promise.reject(err);
     }
+    return saved.then(undefined, (err: unknown) => {
+      const error = err instanceof Error ? err : new Error(String(err));
+      return waiters.map(() => error);
+    }).then((results) => this.settle(waiters, results));
+  }
+
+  private settle(waiters: Waiter[][], results: (Error | null)[]): void {
     results.forEach((err, i) => {
-      const waiters = batches[i]?.[1].waiters ?? [];
-      if (err !== null && waiters.length === 0) this.onError(err);
-      for (const w of waiters) {
+      const told = waiters[i] ?? [];
+      if (err !== null && told.length === 0) this.onError(err);
+      for (const w of told) {
         if (err === null) w.resolve();
         else w.reject(err);
       }

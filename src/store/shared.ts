@@ -190,12 +190,20 @@ export function guarded<T extends object>(repo: T, name: string, classify?: (err
   for (const key of Object.getOwnPropertyNames(proto)) {
     const fn = (repo as Record<string, unknown>)[key];
     if (key === 'constructor' || typeof fn !== 'function') continue;
-    out[key] = async (...args: unknown[]) => {
+    const wrap = (err: unknown): TroupeError => classify?.(err, `${name}.${key}`) ?? storeError(err, `${name}.${key}`);
+    const fail = (err: unknown): never => {
+      throw wrap(err);
+    };
+    // not an async function: one would keep its arguments (an execution's whole write batch) alive
+    // until the write is committed, though it no longer needs them once the call has begun
+    out[key] = (...args: unknown[]): Promise<unknown> => {
+      let result: unknown;
       try {
-        return await (fn as (...a: unknown[]) => Promise<unknown>).apply(repo, args);
+        result = (fn as (...a: unknown[]) => unknown).apply(repo, args);
       } catch (err) {
-        throw classify?.(err, `${name}.${key}`) ?? storeError(err, `${name}.${key}`);
+        return Promise.reject(wrap(err));
       }
+      return Promise.resolve(result).then(undefined, fail);
     };
   }
   return out as T;

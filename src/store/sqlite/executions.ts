@@ -10,6 +10,7 @@ import type { Db } from './db.js';
 import { eventBatchRow, eventsOfBatches, executionRow, logRow, patchColumns, toExecution } from '../rows/executions.js';
 import type { ExecutionRow } from '../rows/executions.js';
 import type { ItemResult, WriteOp, Writer } from './writer.js';
+import { fullContext, leanContext, needsLogs } from '../rows/lean-context.js';
 
 type Statement = Database.Statement<unknown[]>;
 
@@ -81,8 +82,14 @@ export class SqliteExecutions implements ExecutionRepo {
   async get(id: string): Promise<(ExecutionRecord & { logs: BlockLog[] }) | null> {
     const row = this.select.get(id);
     if (!row) return null;
-    const logs = this.selectLogs.all(id).map((r) => fromJson(r.body) as BlockLog);
-    return { ...toExecution(row, true), logs };
+    const logs = this.logsOf(id);
+    const rec = toExecution(row, true);
+    if (needsLogs(rec.context)) rec.context = fullContext(rec.context, logs);
+    return { ...rec, logs };
+  }
+
+  private logsOf(id: string): BlockLog[] {
+    return this.selectLogs.all(id).map((r) => fromJson(r.body) as BlockLog);
   }
 
   async list(workflowId: string, opts: ExecutionListOptions): Promise<Page<ExecutionRecord>> {
@@ -123,29 +130,34 @@ export class SqliteExecutions implements ExecutionRepo {
     this.check(id, result);
   }
 
-  /** One transaction for all; one bad item spoils no other (write-ops.cjs). */
-  async saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
+  /**
+   * One transaction for all; one bad item spoils no other (write-ops.cjs). Not an async function:
+   * while the writer commits, only the ids are kept, not the batches and the statements built from
+   * them (under load they were what a scavenge found alive and promoted).
+   */
+  saveBoundaries(items: readonly BoundaryItem[]): Promise<(Error | null)[]> {
     const results: (Error | null)[] = items.map(() => null);
-    const sent: number[] = [];
+    const sent: [number, string][] = [];
     const ops: WriteOp[][] = [];
     items.forEach((item, i) => {
       try {
         ops.push(this.boundaryOps(item.id, item.batch));
-        sent.push(i);
+        sent.push([i, item.id]);
       } catch (err) {
         results[i] = err instanceof Error ? err : new Error(String(err));
       }
     });
-    if (ops.length === 0) return results;
-    const written = await this.writer.run(ops);
-    sent.forEach((i, k) => {
-      try {
-        this.check((items[i] as BoundaryItem).id, written[k]);
-      } catch (err) {
-        results[i] = err as Error;
-      }
+    if (ops.length === 0) return Promise.resolve(results);
+    return this.writer.run(ops).then((written) => {
+      sent.forEach(([i, id], k) => {
+        try {
+          this.check(id, written[k]);
+        } catch (err) {
+          results[i] = err as Error;
+        }
+      });
+      return results;
     });
-    return results;
   }
 
   async listEvents(executionId: string, afterSeq?: number): Promise<ExecutionEvent[]> {
@@ -160,7 +172,11 @@ export class SqliteExecutions implements ExecutionRepo {
     const sql = `SELECT * FROM executions WHERE status IN (${marks})${past} ORDER BY created_at, id LIMIT ?`;
     const cursor = after === undefined ? [] : [after.createdAt, after.createdAt, after.id];
     const rows = this.prepared(sql).all(...statuses, ...cursor, clampLimit(limit)) as ExecutionRow[];
-    return rows.map((r) => toExecution(r, true));
+    return rows.map((r) => {
+      const rec = toExecution(r, true);
+      if (needsLogs(rec.context)) rec.context = fullContext(rec.context, this.logsOf(rec.id));
+      return rec;
+    });
   }
 
   /**
@@ -182,15 +198,20 @@ export class SqliteExecutions implements ExecutionRepo {
   private boundaryOps(id: string, batch: BoundaryBatch): WriteOp[] {
     checkBatch(id, batch);
     const ops: WriteOp[] = [];
+    const patch = batch.patch ? this.patchOp(id, leanPatch(batch.patch, batch.logs)) : null;
     if (batch.create !== undefined) {
-      ops.push(insertOp(executionRow(batch.create, iso(batch.create.createdAt ?? this.now().toISOString()))));
+      const created = leanPatch(batch.create, batch.logs);
+      ops.push(insertOp(executionRow(created, iso(created.createdAt ?? this.now().toISOString()))));
+    } else if (patch !== null && batch.guard === undefined) {
+      // the update finds the row or fails the item as the existence check would: one statement less
+      patch.expect = 'change';
+      patch.code = 'NOT_FOUND';
     } else {
       ops.push({ sql: EXECUTION_EXISTS, params: [id], expect: 'row', code: 'NOT_FOUND' });
     }
     if (batch.guard !== undefined) {
       ops.push({ sql: EXECUTION_AS_SEEN, params: [id, batch.guard.status, contextText(batch.guard.context)], expect: 'row', code: 'CONFLICT', message: `execution ${id} changed meanwhile` });
     }
-    const patch = batch.patch ? this.patchOp(id, batch.patch) : null;
     if (patch !== null) ops.push(patch);
     for (const drop of batch.dropLogs ?? []) ops.push({ sql: DELETE_LOG, params: [id, drop.blockId, iterationKeyOf(drop.iteration)] });
     for (const log of batch.logs ?? []) ops.push({ sql: UPSERT_LOG, params: logRow(id, log) });
@@ -226,4 +247,11 @@ export class SqliteExecutions implements ExecutionRepo {
 function insertOp(r: ExecutionRow): WriteOp {
   const params = [r.id, r.workflow_id, r.version, r.status, r.trigger, r.input, r.output, r.error, r.started_at, r.ended_at, r.duration_ms, r.context, r.created_at];
   return { sql: INSERT_EXECUTION, params, expect: 'change', code: 'CONFLICT' };
+}
+
+/** The record's fields with its context as stored (lean-context.ts): the same object when nothing is derived. */
+function leanPatch<T extends ExecutionPatch>(rec: T, logs: BoundaryBatch['logs']): T {
+  if (rec.context === undefined || rec.context === null) return rec;
+  const context = leanContext(rec.context, rec.status, logs);
+  return context === rec.context ? rec : { ...rec, context };
 }

@@ -8,8 +8,6 @@ export interface WriteOp {
   /** the failure's code and message when `expect` does not hold */
   code?: string;
   message?: string;
-  /** the writer thread's number for `sql` (writer.ts sends it instead of the text) */
-  sqlId?: number;
   /** run to its end with exec (no parameters, no changes counted): `PRAGMA incremental_vacuum` */
   exec?: boolean;
 }

@@ -43,7 +43,13 @@ parentPort.on('message', (message) => {
   }
   try {
     for (const [n, sql] of message.sqls) sqls.set(n, sql);
-    for (const ops of message.items) for (const op of ops) op.sql = sqls.get(op.sqlId);
+    // each op arrives as [sql number, params, expect, code, message, exec] (writer.ts `wire`)
+    for (const ops of message.items) {
+      for (let k = 0; k < ops.length; k++) {
+        const w = ops[k];
+        ops[k] = { sql: sqls.get(w[0]), params: w[1], expect: w[2], code: w[3], message: w[4], exec: w[5] };
+      }
+    }
     parentPort.postMessage({ id: message.id, results: runItems(db, cache, message.items) });
   } catch (err) {
     parentPort.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });

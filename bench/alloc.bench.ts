@@ -9,6 +9,7 @@ import { Session } from 'node:inspector/promises';
 import { MemoryBus } from '../src/bus/memory.js';
 import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
 import { benchEngine, chainDoc, parallelDoc, runCompiled, tenBlockDoc } from './lib/runtime-probe.js';
+import { runMain } from './lib/run-main.js';
 
 interface ProfileNode {
   callFrame: { functionName: string; url: string };
@@ -76,10 +77,4 @@ async function main(): Promise<void> {
   await sandbox.dispose();
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

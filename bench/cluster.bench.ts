@@ -21,6 +21,7 @@ import { deploy, startTestCluster, type TestCluster } from '../test/cluster/supp
 import { loadAverage, pidsMatching, spreadLoad, type SpreadResult } from './lib/cluster-load.js';
 import { takeoverRound, type TakeoverRound } from './lib/cluster-takeover.js';
 import { holdWorkflow, startBenchUpstream, throughputWorkflow, type BenchUpstream } from './lib/cluster-upstream.js';
+import { runMain } from './lib/run-main.js';
 
 const num = (name: string, fallback: number): number => {
   const v = Number(process.env[name]);
@@ -121,11 +122,5 @@ export async function clusterBench(): Promise<void> {
 }
 
 if (process.argv[1]?.endsWith('cluster.bench.ts') === true) {
-  clusterBench().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  runMain(clusterBench);
 }

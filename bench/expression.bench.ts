@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { bindCode, type ReferenceScope } from '../src/model/references.js';
 import { compiledExpression, evaluateInProcess } from '../src/model/expression/index.js';
 import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
+import { runMain } from './lib/run-main.js';
 
 const EXPRESSIONS = [
   '<api.status> === 200',
@@ -66,10 +67,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -3,6 +3,7 @@
  *   npx tsx bench/floor.bench.ts
  */
 import { FLOOR_ROUTES, measureFloor } from './lib/floor-probe.js';
+import { runMain } from './lib/run-main.js';
 
 const LABELS = {
   body: 'read JSON body, answer',
@@ -19,10 +20,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

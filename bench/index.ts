@@ -11,6 +11,7 @@ import { startNatsServer } from '../test/helpers/nats-server.js';
 import { measureRequestReplyP50 } from './lib/bus-probe.js';
 import type { StoredBytes } from './lib/stored-probe.js';
 import { benchEngine, measureChain, measureFanout, measureThroughput, measureWideParallel } from './lib/runtime-probe.js';
+import { runMain } from './lib/run-main.js';
 
 const FLOOR_LABELS = [
   ['body', 'read the JSON body, answer'],
@@ -121,10 +122,4 @@ async function main(): Promise<void> {
   await optional('several instances', './cluster.bench.js', (m) => m.clusterBench());
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

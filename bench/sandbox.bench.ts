@@ -10,6 +10,7 @@ import { IsolatedVmSandbox } from '../src/sandbox/isolated.js';
 import type { SandboxLimits } from '../src/sandbox/types.js';
 import { measureChainOverHttp } from './lib/chain-http-probe.js';
 import { benchEngine, chainDoc, runCompiled } from './lib/runtime-probe.js';
+import { runMain } from './lib/run-main.js';
 
 const f1 = (n: number): string => n.toFixed(1);
 const line = (label: string, value: string, note = ''): void => console.log(`${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
@@ -120,11 +121,5 @@ export async function sandboxBench(): Promise<void> {
 if (process.argv[1]?.endsWith('sandbox.bench.ts') === true) {
   // `hostile` alone: the RSS figures from a fresh process
   const only: Record<string, () => Promise<void>> = { hostile: hostileLoad, http: overHttp };
-  (only[process.argv[2] ?? ''] ?? sandboxBench)().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  runMain(only[process.argv[2] ?? ''] ?? sandboxBench);
 }

@@ -3,6 +3,7 @@
  *   npx tsx bench/waiting.bench.ts
  */
 import { measureWaitingMemory } from './lib/waiting-probe.js';
+import { runMain } from './lib/run-main.js';
 
 async function main(): Promise<void> {
   const r = await measureWaitingMemory();
@@ -11,10 +12,4 @@ async function main(): Promise<void> {
   console.log(`per waiting execution             ${(r.bytesPer / 1024).toFixed(2).padStart(8)} KiB`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

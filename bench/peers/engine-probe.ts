@@ -15,6 +15,7 @@
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { runMain } from '../lib/run-main.js';
 
 const ROOT = process.env['PROFILE_ROOT'] ?? new URL('../../', import.meta.url).pathname;
 const num = (name: string, fallback: number): number => {
@@ -101,7 +102,4 @@ async function main(): Promise<void> {
   for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${(bytes / n).toFixed(0).padStart(7)} B  ${site}`);
 }
 
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -16,6 +16,7 @@ import { startUpstream } from '../lib/stored-probe.js';
 import { scenarioWorkflows, type ScenarioKey } from '../lib/scenarios.js';
 import { BODY } from './engines.js';
 import { load, send, type Target } from './load.js';
+import { runMain } from '../lib/run-main.js';
 
 /** `n` requests over `connections` keep-alive connections (a fixed count, for instruction counts). */
 async function counted(target: Target, connections: number, n: number): Promise<void> {
@@ -97,7 +98,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -17,6 +17,7 @@ import { SCENARIOS, type ScenarioKey } from '../lib/scenarios.js';
 import { startNodeRed, startTroupe, type Engine } from './engines.js';
 import { load, send, type LoadResult } from './load.js';
 import { installNodeRed, NODERED_VERSION } from './nodered.js';
+import { runMain } from '../lib/run-main.js';
 
 const num = (name: string, fallback: number): number => {
   const v = Number(process.env[name]);
@@ -103,10 +104,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -36,8 +36,6 @@ export interface AttemptDeps {
   throttle: HostThrottle;
 }
 
-type Hop = HopRequest;
-
 /** The attempt's signal: aborted by the caller's signal or by a timer armed when the first hop starts. */
 class Deadline {
   private readonly link: LinkedSignal;
@@ -93,7 +91,7 @@ export async function runAttempt(request: PreparedRequest, deps: AttemptDeps, si
 }
 
 async function followHops(request: PreparedRequest, deps: AttemptDeps, deadline: Deadline): Promise<FinalResponse> {
-  let hop: Hop = { url: request.url, method: request.method, headers: request.headers, data: request.data };
+  let hop: HopRequest = { url: request.url, method: request.method, headers: request.headers, data: request.data };
   for (let redirects = 0; ; redirects++) {
     refuseBlockedLiteral(hop.url, deps.policy);
     const release = await deps.throttle.acquire(hop.url.host, deadline.signal);
@@ -133,7 +131,7 @@ export function refuseBlockedLiteral(url: URL, policy: AddressPolicy): void {
  * so does a POST answered by 301/302 (what browsers do); the body goes with the method change.
  * Credentials do not follow a redirect to another origin.
  */
-function redirectTarget(hop: Hop, res: HopResponse): Hop | null {
+function redirectTarget(hop: HopRequest, res: HopResponse): HopRequest | null {
   const location: unknown = res.headers['location'];
   if (!REDIRECT_STATUSES.has(res.status) || typeof location !== 'string' || location === '') return null;
   let url: URL;

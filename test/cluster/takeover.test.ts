@@ -110,9 +110,14 @@ describe('takeover of sync executions with several instances (child processes)',
     await sleep(1_000);
     // one killed as soon as its call has arrived (what make bench's takeover round does)
     execute(2);
-    await eventually('the second held call', 20_000, async () => (upstream.held.has(2) ? true : undefined));
+    const deadline = Date.now() + 20_000;
+    while (!upstream.held.has(2) && Date.now() < deadline) await sleep(2);
+    expect(upstream.held.has(2), 'the second held call').to.equal(true);
     a.child.kill('SIGKILL');
     await a.exited;
+    // what is resumed is what is recorded: a run whose call went out must have its record
+    const all = await call(b.url, 'GET', '/api/executions?workflowId=holder&limit=100', { token: TOKEN });
+    expect(all.body.items.map((r: { status: string }) => r.status), 'both runs recorded, running').to.deep.equal(['running', 'running']);
 
     // the lease expires after 10 s; SPEC §9: resumed within 15 s (generous here: a loaded machine)
     const done = await eventually('both executions completed on b', 60_000, async () => {

@@ -57,8 +57,9 @@ export class BoundaryPersister {
    * update in two transactions. The hold ends at the run's end (its `commit`), a waiting block,
    * the first write taken while nothing was recorded for it since the one before (the run waits
    * for something outside this process: an API call, a timer, the sandbox), or HOLD_CREATE_MS.
-   * A run waiting for the outside is thus on record within two writes, about as soon as one
-   * created at once: what another instance resumes after a crash (SPEC §9) is what is recorded.
+   * A run that waits is thus on record within two writes of going quiet, later than a record
+   * created at once (its first API call may be out before it): never held in a cluster, where
+   * another instance resumes what is recorded when this one dies (RuntimeDeps.resumedElsewhere).
    */
   create(record: ExecutionRecord, hold = false): Promise<void> {
     const entry = this.entry(record.id);

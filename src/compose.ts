@@ -155,6 +155,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       // the bus could not take, a run that failed to end cleanly
       onError: (err) => logger.error({ err }, 'execution runtime error (record, lifecycle event or run)'),
       park: true,
+      resumedElsewhere: clustered(config),
     });
   } catch (err) {
     lock?.release();

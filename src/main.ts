@@ -72,6 +72,8 @@ export interface RuntimeOptions {
    * service's waker resumes it; otherwise (troupe run) every wait is kept in memory
    */
   park?: boolean;
+  /** true (a cluster member): another instance resumes this one's runs if it dies (RuntimeDeps.resumedElsewhere) */
+  resumedElsewhere?: boolean;
 }
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -111,7 +113,8 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
   const executions = fencedExecutions(requeueAwareExecutions(store.executions));
   const engine = new TrackedEngine(
     { bus, blockTypes, services, secrets, executions, busPrefix: config.busPrefix, executionTimeoutMs: config.executionTimeoutMs, redact: processKeys(config), limits: config.limits,
-      ...(options.park === true ? { parkAfterMs: config.syncWaitMs } : {}) },
+      ...(options.park === true ? { parkAfterMs: config.syncWaitMs } : {}),
+      ...(options.resumedElsewhere === true ? { resumedElsewhere: true } : {}) },
     options.onError,
   );
   return {

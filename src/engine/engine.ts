@@ -49,7 +49,10 @@ export class Engine implements RunOwner {
     const secretValues = redactionValues(secrets);
     // one start time for the record and the run, so the record's durationMs spans its own startedAt
     const startedAt = this.deps.services.clock.now();
-    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt));
+    // a starter that answers only at the end lets the record wait while the run works
+    // (BoundaryPersister.create), unless another instance may have to resume it (RuntimeDeps)
+    const hold = req.awaitRecord === false && this.deps.resumedElsewhere !== true;
+    const recorded = req.resume !== undefined ? RECORDED : this.createRecord(runningRecord(id, req, secretValues, startedAt), hold);
     if (req.awaitRecord !== false) await recorded;
     // a resumed run's record exists already; its events go on after the stored ones
     const run = new ExecutionRun(this, id, req.trigger, secretValues, recorded, listener, req.resume?.lastSeq);
@@ -172,8 +175,8 @@ export class Engine implements RunOwner {
   }
 
   /** Through the group commit when there is a persister: concurrent starts share a transaction. */
-  private createRecord(record: ExecutionRecord): Promise<void> {
-    if (this.persister !== undefined) return this.persister.create(record);
+  private createRecord(record: ExecutionRecord, hold: boolean): Promise<void> {
+    if (this.persister !== undefined) return this.persister.create(record, hold);
     return this.deps.executions === undefined ? RECORDED : this.deps.executions.create(record).then(nothing);
   }
 

@@ -18,7 +18,17 @@ interface Pending {
   events: StoredEvent[];
   /** callers of `commit` for this execution, told when this batch is in the store */
   waiters: Waiter[];
+  /** a held creation (see `create`): written by HOLD_CREATE_MS at the latest; undefined once it may go */
+  heldUntil: number | undefined;
+  /** something was recorded for it since the last write was taken: its run is busy in this burst */
+  stirred: boolean;
 }
+
+/**
+ * The longest a busy run's record is held back (see `create`): a run that keeps working turn
+ * after turn (a long loop) is then written as running like any other, and shows in the list.
+ */
+export const HOLD_CREATE_MS = 100;
 
 /**
  * Persists execution progress at block boundaries in batches: everything that happened in one
@@ -39,15 +49,31 @@ export class BoundaryPersister {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** Writes the record with the next batch; resolves once it is in the store (CONFLICT when the id exists). */
-  create(record: ExecutionRecord): Promise<void> {
-    this.entry(record.id).create = record;
-    return this.commit(record.id);
+  /**
+   * Writes the record with the next batch; resolves once it is in the store (CONFLICT when the id
+   * exists). `hold` (an execution whose starter answers only at its end: nobody is told of it
+   * before its record is written): the record and everything after it wait while the run keeps
+   * working, so a short run is inserted once, already ended, instead of an insert and then an
+   * update in two transactions. The hold ends at the run's end (its `commit`), a waiting block,
+   * the first write taken while nothing was recorded for it since the one before (the run waits
+   * for something outside this process: an API call, a timer, the sandbox), or HOLD_CREATE_MS.
+   * A run that waits is thus on record within two writes of going quiet, later than a record
+   * created at once (its first API call may be out before it): never held in a cluster, where
+   * another instance resumes what is recorded when this one dies (RuntimeDeps.resumedElsewhere).
+   */
+  create(record: ExecutionRecord, hold = false): Promise<void> {
+    const entry = this.entry(record.id);
+    entry.create = record;
+    if (hold) entry.heldUntil = this.clock.now() + HOLD_CREATE_MS;
+    return this.waitFor(entry);
   }
 
   log(executionId: string, log: BlockLogEntry): void {
     const key = logKey(log.blockId, log.iteration);
-    this.entry(executionId).logs.set(key, log);
+    const entry = this.entry(executionId);
+    entry.logs.set(key, log);
+    // a waiting block can be decided from outside (an approval), which reads the record
+    if (log.status === 'waiting') entry.heldUntil = undefined;
     this.schedule();
   }
 
@@ -71,9 +97,14 @@ export class BoundaryPersister {
     this.schedule();
   }
 
-  /** Resolves when everything recorded so far for this execution is in the store. */
+  /** Resolves when everything recorded so far for this execution is in the store (a held creation included). */
   commit(executionId: string): Promise<void> {
     const entry = this.entry(executionId);
+    entry.heldUntil = undefined;
+    return this.waitFor(entry);
+  }
+
+  private waitFor(entry: Pending): Promise<void> {
     const done = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
     this.schedule();
     return done;
@@ -89,9 +120,25 @@ export class BoundaryPersister {
   }
 
   private take(): [string, Pending][] {
-    const batches = [...this.pending.entries()];
-    this.pending.clear();
     this.scheduled = false;
+    const batches: [string, Pending][] = [];
+    let held: [string, Pending][] | undefined;
+    let now: number | undefined;
+    for (const entry of this.pending) {
+      const p = entry[1];
+      if (p.heldUntil !== undefined && p.stirred && p.heldUntil > (now ??= this.clock.now())) {
+        p.stirred = false;
+        (held ??= []).push(entry);
+      } else {
+        batches.push(entry);
+      }
+    }
+    this.pending.clear();
+    if (held !== undefined) {
+      for (const [id, p] of held) this.pending.set(id, p);
+      // looked at again with the next write: it goes then unless its run did something meanwhile
+      this.schedule();
+    }
     return batches;
   }
 
@@ -130,8 +177,10 @@ export class BoundaryPersister {
   private entry(executionId: string): Pending {
     let entry = this.pending.get(executionId);
     if (entry === undefined) {
-      entry = { create: undefined, patch: undefined, drops: [], logs: new Map(), events: [], waiters: [] };
+      entry = { create: undefined, patch: undefined, drops: [], logs: new Map(), events: [], waiters: [], heldUntil: undefined, stirred: true };
       this.pending.set(executionId, entry);
+    } else {
+      entry.stirred = true;
     }
     return entry;
   }

@@ -38,6 +38,12 @@ export interface RuntimeDeps {
   redact?: readonly string[];
   /** what one execution may hold and run at once; DEFAULT_LIMITS when absent */
   limits?: Readonly<ExecutionLimits>;
+  /**
+   * Another instance resumes what this process runs once it dies (a cluster, SPEC §9): every
+   * record is then written as soon as the run starts, never held back (BoundaryPersister.create),
+   * so that a run already calling out when its instance dies is on record to be taken over.
+   */
+  resumedElsewhere?: boolean;
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';

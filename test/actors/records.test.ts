@@ -251,6 +251,19 @@ describe('execution records', () => {
       expect(record?.logs.map((l) => l.blockId)).to.deep.equal(['start', 'a']);
     });
 
+    it('puts a run on record, running, while it waits for something outside (a timer here): it could be resumed from it', async () => {
+      const engine = testEngine(bus, { executions: store.executions });
+      // shorter than the longest hold: what ends the hold is the run going quiet, not a time
+      const { compiled } = loadWorkflow(wf([['start', 'starter'], ['a', 'sleep', { ms: 60, value: 1 }]], [['start', 'a']]), testRegistry);
+      const handle = await engine.start(compiled, { workflowId: 'wf-test', version: 1, input: {}, trigger: { type: 'api' }, awaitRecord: false });
+      const first = await Promise.race([handle.recorded.then(() => 'recorded'), handle.done.then(() => 'done')]);
+      expect(first).to.equal('recorded');
+      const record = await store.executions.get(handle.id);
+      expect(record?.status).to.equal('running');
+      expect(record?.logs.map((l) => [l.blockId, l.status])).to.deep.equal([['start', 'completed'], ['a', 'running']]);
+      expect((await handle.done).status).to.equal('completed');
+    });
+
     it('fails done with the store error when the record cannot be written', async () => {
       const failing: ExecutionRepo = {
         ...store.executions,

@@ -80,6 +80,60 @@ describe('store: sqlite adapter', () => {
     }
   });
 
+  it('migrates a version-11 database to ascending execution indexes and logs without an order index', async () => {
+    const raw = new Database(file);
+    for (const sql of MIGRATIONS.slice(0, 11)) raw.exec(sql);
+    raw.pragma('user_version = 11');
+    const insert = raw.prepare(`INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, created_at)
+      VALUES (?, 'wf', 1, ?, '{"type":"api"}', '{}', 'null', ?)`);
+    insert.run('e1', 'completed', '2024-01-01T00:00:01.000Z');
+    insert.run('e2', 'failed', '2024-01-01T00:00:02.000Z');
+    insert.run('e3', 'completed', '2024-01-01T00:00:03.000Z');
+    const log = raw.prepare(`INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES ('e1', ?, '', ?, 'completed', ?)`);
+    for (const [blockId, order] of [['b', 1], ['a', 0], ['c', 2]] as const) log.run(blockId, order, JSON.stringify(blockLog(blockId, order)));
+    raw.close();
+    const store = openSqliteStore(file);
+    try {
+      expect((await store.executions.list('wf', { limit: 2, cursor: null })).items.map((e) => e.id)).to.deep.equal(['e3', 'e2']);
+      expect((await store.executions.listAll({ status: 'completed', limit: 10, cursor: null })).items.map((e) => e.id)).to.deep.equal(['e3', 'e1']);
+      expect((await store.executions.get('e1'))?.logs.map((l) => l.blockId)).to.deep.equal(['a', 'b', 'c']);
+    } finally {
+      await store.close();
+    }
+    const after = new Database(file, { readonly: true });
+    const descending = after.prepare(`SELECT il.name AS name FROM sqlite_schema s, pragma_index_xinfo(s.name) il
+      WHERE s.type = 'index' AND s.tbl_name = 'executions' AND il.desc = 1`).all();
+    const logIndexes = after.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'block_logs'").all();
+    after.close();
+    expect(descending).to.deep.equal([]);
+    expect(logIndexes).to.deep.equal([{ name: 'sqlite_autoindex_block_logs_1' }]);
+  });
+
+  it('lists executions newest first by reading an index backwards, never sorting the matches', async () => {
+    await openSqliteStore(file).close();
+    const raw = new Database(file, { readonly: true });
+    const columns = 'SELECT id, workflow_id, status, created_at FROM executions';
+    const newest = 'ORDER BY created_at DESC, id DESC LIMIT 50';
+    const cursor = 'AND (created_at, id) < (?, ?)';
+    const lists: [string, string, unknown[]][] = [
+      ['executions_by_workflow', `${columns} WHERE workflow_id = ? ${cursor} ${newest}`, ['wf', 'a', 'b']],
+      ['executions_by_workflow_status', `${columns} WHERE workflow_id = ? AND status = ? ${cursor} ${newest}`, ['wf', 'completed', 'a', 'b']],
+      ['executions_by_status', `${columns} WHERE status = ? ${cursor} ${newest}`, ['failed', 'a', 'b']],
+      ['executions_by_trigger_type', `${columns} WHERE json_extract(trigger, '$.type') = ? ${cursor} ${newest}`, ['webhook', 'a', 'b']],
+      ['executions_by_created', `${columns} WHERE created_at >= ? AND created_at < ? ${cursor} ${newest}`, ['a', 'b', 'c', 'd']],
+      ['executions_by_created', `${columns} ${newest}`, []],
+    ];
+    try {
+      for (const [index, sql, params] of lists) {
+        const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => (r as { detail: string }).detail).join('; ');
+        expect(plan, sql).to.match(new RegExp(`INDEX ${index}( |$)`));
+        expect(plan, sql).not.to.contain('TEMP B-TREE');
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
   it('refuses a database written by a newer schema', () => {
     const raw = new Database(file);
     raw.pragma(`user_version = ${MIGRATIONS.length + 5}`);

@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { deriveSecretKey, encryptSecret } from '../../src/store/crypto.js';
 import { openStore, SQLITE_FILE } from '../../src/store/open.js';
 import { MIGRATIONS } from '../../src/store/sqlite/schema.js';
+import { NOT_COMPLETED } from '../../src/store/sqlite/executions.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { ThreadWriter } from '../../src/store/sqlite/writer.js';
 import { blockLog, execution, rejectsWith } from './contract/context.js';
@@ -77,6 +78,69 @@ describe('store: sqlite adapter', () => {
       expect((await store.executions.listEvents('old', 1)).map((e) => e.seq)).to.deep.equal([2]);
     } finally {
       await store.close();
+    }
+  });
+
+  it('migrates a version-11 database: ascending execution indexes, status indexes without completed ones, logs without an order index', async () => {
+    const raw = new Database(file);
+    for (const sql of MIGRATIONS.slice(0, 11)) raw.exec(sql);
+    raw.pragma('user_version = 11');
+    const insert = raw.prepare(`INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, created_at)
+      VALUES (?, 'wf', 1, ?, '{"type":"api"}', '{}', 'null', ?)`);
+    insert.run('e1', 'completed', '2024-01-01T00:00:01.000Z');
+    insert.run('e2', 'failed', '2024-01-01T00:00:02.000Z');
+    insert.run('e3', 'completed', '2024-01-01T00:00:03.000Z');
+    const log = raw.prepare(`INSERT INTO block_logs (execution_id, block_id, iteration_key, ord, status, body) VALUES ('e1', ?, '', ?, 'completed', ?)`);
+    for (const [blockId, order] of [['b', 1], ['a', 0], ['c', 2]] as const) log.run(blockId, order, JSON.stringify(blockLog(blockId, order)));
+    raw.close();
+    const store = openSqliteStore(file);
+    try {
+      expect((await store.executions.list('wf', { limit: 2, cursor: null })).items.map((e) => e.id)).to.deep.equal(['e3', 'e2']);
+      expect((await store.executions.listAll({ status: 'completed', limit: 10, cursor: null })).items.map((e) => e.id)).to.deep.equal(['e3', 'e1']);
+      expect((await store.executions.list('wf', { status: 'failed', limit: 10, cursor: null })).items.map((e) => e.id)).to.deep.equal(['e2']);
+      expect((await store.executions.listByStatus(['failed', 'running'], 10)).map((e) => e.id)).to.deep.equal(['e2']);
+      expect((await store.executions.get('e1'))?.logs.map((l) => l.blockId)).to.deep.equal(['a', 'b', 'c']);
+    } finally {
+      await store.close();
+    }
+    const after = new Database(file, { readonly: true });
+    const descending = after.prepare(`SELECT il.name AS name FROM sqlite_schema s, pragma_index_xinfo(s.name) il
+      WHERE s.type = 'index' AND s.tbl_name = 'executions' AND il.desc = 1`).all();
+    const logIndexes = after.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'block_logs'").all();
+    const partial = after.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql LIKE ? ORDER BY name").all(`%WHERE ${NOT_COMPLETED}`);
+    after.close();
+    expect(descending).to.deep.equal([]);
+    expect(logIndexes).to.deep.equal([{ name: 'sqlite_autoindex_block_logs_1' }]);
+    expect(partial).to.deep.equal([{ name: 'executions_by_status' }, { name: 'executions_by_workflow_status' }]);
+  });
+
+  it('reads every list of executions through an index in its order, never sorting the matches', async () => {
+    await openSqliteStore(file).close();
+    const raw = new Database(file, { readonly: true });
+    const columns = 'SELECT id, workflow_id, status, created_at FROM executions';
+    const newest = 'ORDER BY created_at DESC, id DESC LIMIT 50';
+    const cursor = 'AND (created_at, id) < (?, ?)';
+    // the statements' shapes as SqliteExecutions builds them (listWhere, listByStatus, PURGE_OPS)
+    const lists: [string, string, unknown[]][] = [
+      ['executions_by_workflow', `${columns} WHERE workflow_id = ? ${cursor} ${newest}`, ['wf', 'a', 'b']],
+      ['executions_by_workflow', `${columns} WHERE workflow_id = ? AND status = ? ${cursor} ${newest}`, ['wf', 'completed', 'a', 'b']],
+      ['executions_by_workflow_status', `${columns} WHERE workflow_id = ? AND status = ? AND ${NOT_COMPLETED} ${cursor} ${newest}`, ['wf', 'failed', 'a', 'b']],
+      ['executions_by_created', `${columns} WHERE status = ? ${cursor} ${newest}`, ['completed', 'a', 'b']],
+      ['executions_by_status', `${columns} WHERE status = ? AND ${NOT_COMPLETED} ${cursor} ${newest}`, ['failed', 'a', 'b']],
+      ['executions_by_trigger_type', `${columns} WHERE json_extract(trigger, '$.type') = ? ${cursor} ${newest}`, ['webhook', 'a', 'b']],
+      ['executions_by_created', `${columns} WHERE created_at >= ? AND created_at < ? ${cursor} ${newest}`, ['a', 'b', 'c', 'd']],
+      ['executions_by_created', `${columns} ${newest}`, []],
+      ['executions_by_status', `${columns} WHERE status IN (?) AND ${NOT_COMPLETED} AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT 50`, ['running', 'a', 'a', 'b']],
+      ['executions_by_created', `SELECT id FROM executions WHERE status IN ('completed', 'failed', 'cancelled') AND created_at < ? AND ended_at < ? LIMIT 50`, ['a', 'a']],
+    ];
+    try {
+      for (const [index, sql, params] of lists) {
+        const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => (r as { detail: string }).detail).join('; ');
+        expect(plan, sql).to.match(new RegExp(`INDEX ${index}( |$)`));
+        expect(plan, sql).not.to.contain('TEMP B-TREE');
+      }
+    } finally {
+      raw.close();
     }
   });
 

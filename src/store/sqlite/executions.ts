@@ -20,6 +20,13 @@ const LIST_COLUMNS = `id, workflow_id, version, status, trigger, input, output, 
 /** the trigger's type, as the index on it (schema.ts) names it */
 const TRIGGER_TYPE = "json_extract(trigger, '$.type')";
 
+/**
+ * The WHERE of the status indexes (schema.ts, migration 12), which leave completed executions
+ * out: SQLite uses a partial index only for a query that has this very term, so a query by
+ * statuses other than completed adds it (it changes nothing of what such a query finds).
+ */
+export const NOT_COMPLETED = "status <> 'completed'";
+
 const INSERT_EXECUTION = `INSERT INTO executions (id, workflow_id, version, status, trigger, input, output, error,
   started_at, ended_at, duration_ms, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
 const EXECUTION_EXISTS = 'SELECT 1 AS one FROM executions WHERE id = ?';
@@ -31,9 +38,10 @@ const UPSERT_EVENTS = `INSERT INTO execution_event_batches (execution_id, first_
   ON CONFLICT (execution_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`;
 
 /**
- * The executions one retention batch takes: ended ones, through executions_by_status (an execution
- * that ended before the cutoff was created before it too), oldest first within each status. No
- * index of its own: one more index entry per execution for a job that runs hourly.
+ * The executions one retention batch takes: ended ones, oldest first through executions_by_created
+ * (an execution that ended before the cutoff was created before it too), whose status column
+ * leaves running and waiting ones out without reading their rows. No index of its own: one more
+ * index entry per execution for a job that runs hourly.
  */
 const ENDED_BATCH = `SELECT id FROM executions WHERE status IN ('completed', 'failed', 'cancelled')
   AND created_at < @cutoff AND ended_at < @cutoff LIMIT @limit`;
@@ -100,7 +108,7 @@ export class SqliteExecutions implements ExecutionRepo {
     return this.listWhere(query);
   }
 
-  /** One page newest first; the filters match the indexes of migration 7 (and the workflow ones). */
+  /** One page newest first; the filters match the indexes of migrations 7 and 12. */
   private listWhere(q: ExecutionQuery): Page<ExecutionRecord> {
     const limit = clampLimit(q.limit);
     const where: string[] = [];
@@ -111,6 +119,7 @@ export class SqliteExecutions implements ExecutionRepo {
     };
     if (q.workflowId !== undefined) add('workflow_id = ?', q.workflowId);
     if (q.status !== undefined) add('status = ?', q.status);
+    if (q.status !== undefined && q.status !== 'completed') where.push(NOT_COMPLETED);
     if (q.triggerType !== undefined) add(`${TRIGGER_TYPE} = ?`, q.triggerType);
     if (q.since !== undefined) add('created_at >= ?', iso(q.since));
     if (q.until !== undefined) add('created_at < ?', iso(q.until));
@@ -169,7 +178,8 @@ export class SqliteExecutions implements ExecutionRepo {
     if (statuses.length === 0) return [];
     const marks = statuses.map(() => '?').join(', ');
     const past = after === undefined ? '' : ' AND (created_at > ? OR (created_at = ? AND id > ?))';
-    const sql = `SELECT * FROM executions WHERE status IN (${marks})${past} ORDER BY created_at, id LIMIT ?`;
+    const partial = statuses.includes('completed') ? '' : ` AND ${NOT_COMPLETED}`;
+    const sql = `SELECT * FROM executions WHERE status IN (${marks})${partial}${past} ORDER BY created_at, id LIMIT ?`;
     const cursor = after === undefined ? [] : [after.createdAt, after.createdAt, after.id];
     const rows = this.prepared(sql).all(...statuses, ...cursor, clampLimit(limit)) as ExecutionRow[];
     return rows.map((r) => {

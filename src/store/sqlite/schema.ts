@@ -283,4 +283,29 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (execution_id, key)
   ) STRICT;
   `,
+  // Cheaper writes of execution records (issue 22: a commit's cost is a WAL frame per B-tree page
+  // it touches; bench/peers/record-probe.ts counts them).
+  // - The newest-first indexes were declared DESC, so every new execution went in at their left
+  //   edge, where a full page splits among its neighbours; ascending, it is appended at the right
+  //   edge, and newest first is the same index read backwards: ~1 page per index per commit less.
+  // - The status indexes leave completed executions out (most of them: S1's every one): a list of
+  //   completed ones reads the workflow's or the global index backwards, which carry the status so
+  //   that the filter needs no table row; the other statuses (running ones for recovery, failed
+  //   ones) keep an index of their own. A query names `status <> 'completed'` to use one (the
+  //   planner takes a partial index only for a term of its WHERE written out; executions.ts).
+  // - Logs lose their index by order: an execution's logs are read through the primary key
+  //   (execution first) and sorted, and the index was one more B-tree written per log.
+  `
+  DROP INDEX executions_by_workflow;
+  DROP INDEX executions_by_workflow_status;
+  DROP INDEX executions_by_status;
+  DROP INDEX executions_by_created;
+  DROP INDEX executions_by_trigger_type;
+  DROP INDEX block_logs_by_order;
+  CREATE INDEX executions_by_workflow ON executions (workflow_id, created_at, id, status);
+  CREATE INDEX executions_by_created ON executions (created_at, id, status);
+  CREATE INDEX executions_by_trigger_type ON executions (json_extract(trigger, '$.type'), created_at, id);
+  CREATE INDEX executions_by_workflow_status ON executions (workflow_id, status, created_at, id) WHERE status <> 'completed';
+  CREATE INDEX executions_by_status ON executions (status, created_at, id) WHERE status <> 'completed';
+  `,
 ];

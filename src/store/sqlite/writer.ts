@@ -30,7 +30,13 @@ export function inlineWriter(db: Db): Writer {
 
 export interface ThreadWriterOptions {
   synchronous: 'NORMAL' | 'FULL';
-  /** how often the thread checkpoints the WAL (ms) */
+  /**
+   * How often the thread checkpoints the WAL (ms, default 500). A checkpoint copies each page the
+   * WAL holds once, however often it was written since, and syncs both files: under S1 the same
+   * few pages at the right edge of each B-tree are rewritten by every commit, and checkpointing
+   * every 100 ms cost ~10 % more of the writer's CPU per execution than every 500 ms
+   * (bench/peers/record-probe.ts, CHECKPOINT_EVERY 20 against 100 commits).
+   */
   checkpointMs?: number;
   /** a WAL longer than this (pages) after a checkpoint gets a RESTART checkpoint */
   restartPages?: number;
@@ -121,7 +127,7 @@ export class ThreadWriter implements Writer {
       workerData: {
         path: this.path,
         pragmas: connectionPragmas(this.opts.synchronous),
-        checkpointMs: this.opts.checkpointMs ?? 100,
+        checkpointMs: this.opts.checkpointMs ?? 500,
         restartPages: this.opts.restartPages ?? 16_384,
       },
     });

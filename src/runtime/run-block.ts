@@ -3,7 +3,7 @@ import type { BlockResult, BlockRunContext, BlockServices, BlockType, TriggerInf
 import { TroupeError, errorInfo, toTroupeError, type ErrorInfo } from '../errors.js';
 import { executionRunKey } from '../model/block-run.js';
 import type { CompiledBlock } from '../model/graph.js';
-import { forEachString } from '../model/json.js';
+import { someString } from '../model/json.js';
 import { isLimitCode } from '../model/limits.js';
 import {
   bindCode,
@@ -210,15 +210,11 @@ type ConfigSource = Pick<BlockRunInput, 'block' | 'scope' | 'secrets'> & {
 const staticConfigs = new WeakMap<object, PreparedConfig | null>();
 
 function isStaticConfig(config: Record<string, unknown>, codeFields: readonly string[]): boolean {
-  let dynamic = false;
   for (const [key, value] of Object.entries(config)) {
-    if (dynamic) break;
     if (codeFields.includes(key)) continue;
-    forEachString(value, (text) => {
-      if (text.includes('<') || text.includes('{{')) dynamic = true;
-    });
+    if (someString(value, (text) => text.includes('<') || text.includes('{{'))) return false;
   }
-  return !dynamic;
+  return true;
 }
 
 /**
@@ -264,12 +260,13 @@ function secretNamesOf(block: object, raw: Record<string, unknown>, codeFields: 
   return names;
 }
 
+/** Walks the resolved config, referenced data included, on every run: no path per value (someString). */
 function holdsSecretPlaceholder(value: unknown): boolean {
-  let found = false;
-  forEachString(value, (text) => {
-    if (!found && text.includes('{{')) found = findSecretTokens(text).length > 0;
-  });
-  return found;
+  return someString(value, isSecretPlaceholderText);
+}
+
+function isSecretPlaceholderText(text: string): boolean {
+  return text.includes('{{') && findSecretTokens(text).length > 0;
 }
 
 function parseConfig(run: ConfigSource, resolved: Record<string, unknown>): unknown {

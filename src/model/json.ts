@@ -1,4 +1,5 @@
 /** Small JSON helpers shared by validation and reference handling. */
+import { setOwn } from './own.js';
 
 export type PathSegment = string | number;
 
@@ -28,6 +29,20 @@ export function forEachString(value: unknown, visit: (text: string, path: PathSe
   }
 }
 
+/**
+ * Whether some string value (not a key) of a JSON value passes `test`; stops at the first. For
+ * the checks that need no path: forEachString builds one per value visited.
+ */
+export function someString(value: unknown, test: (text: string) => boolean): boolean {
+  if (typeof value === 'string') return test(value);
+  if (Array.isArray(value)) {
+    for (const item of value) if (someString(item, test)) return true;
+  } else if (isPlainObject(value)) {
+    for (const key in value) if (Object.prototype.hasOwnProperty.call(value, key) && someString(value[key], test)) return true;
+  }
+  return false;
+}
+
 /** Deep copy mapping every string value (and optionally keys); other leaves are kept as they are. */
 export function mapStrings(value: unknown, map: (text: string) => unknown, mapKey?: (key: string) => string): unknown {
   if (typeof value === 'string') return map(value);
@@ -36,8 +51,8 @@ export function mapStrings(value: unknown, map: (text: string) => unknown, mapKe
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const k = mapKey ? mapKey(key) : key;
-      // defineProperty, so a "__proto__" key stays data instead of changing the prototype
-      Object.defineProperty(out, k, { value: mapStrings(item, map, mapKey), enumerable: true, writable: true, configurable: true });
+      // a "__proto__" key stays data instead of changing the prototype
+      setOwn(out, k, mapStrings(item, map, mapKey));
     }
     return out;
   }

@@ -7,6 +7,7 @@
  */
 import { capabilitiesOf } from './capabilities.js';
 import { isPlainObject } from './json.js';
+import { setOwn } from './own.js';
 
 export const REDACTED = '***';
 
@@ -54,10 +55,6 @@ function redactData(value: unknown, pattern: RegExp): unknown {
   return out;
 }
 
-/** defineProperty, so a "__proto__" key stays data instead of changing the prototype */
-function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** What tells a block's type by its normalized name (the names of a container's children). */
 export type TypeOfName = (name: string) => string | undefined;

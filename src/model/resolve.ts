@@ -15,6 +15,7 @@
 import { mapStrings, type PathSegment } from './json.js';
 import { findReferences, findSecretTokens, interpretReference, parseReference, type ParsedRef } from './ref-parse.js';
 import { normalizeName } from './names.js';
+import { setOwn } from './own.js';
 
 export interface IterationScope {
   index: number;
@@ -185,7 +186,9 @@ export function resolveConfig(
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) {
     const resolved = codeFields.includes(key) ? value : resolveValue(value, scope);
-    Object.defineProperty(out, key, { value: resolved, enumerable: true, writable: true, configurable: true });
+    // a "__proto__" key stays data (setOwn), every other one a plain store: defineProperty with a
+    // descriptor per key cost three times as much, on every block run
+    setOwn(out, key, resolved);
   }
   return out;
 }

@@ -193,6 +193,21 @@ forEachBus('execution semantics (SPEC §2)', (getBus) => {
     expect(failed.result.durationMs).to.equal(100 + 200);
   });
 
+  it("a block run under its own timeoutMs sees the whole context: methods, fields and the attempt's signal", async () => {
+    const blocks = [
+      { id: 'start', type: 'starter', name: 'Start', config: {} },
+      { id: 'talk', type: 'talk', name: 'talk', timeoutMs: 5000, config: { text: 'one two three' } },
+      { id: 'keyed', type: 'runkey', name: 'keyed', timeoutMs: 5000, config: {} },
+    ];
+    const doc = { id: 'timed-ctx', name: 'timed-ctx', blocks, connections: [{ from: 'start', to: 'talk' }, { from: 'talk', to: 'keyed' }] };
+    const { result, events } = await runSimulated(getBus(), doc);
+    expect(result.status).to.equal('completed');
+    const chunks = events.filter((e) => e.type === 'chunk').map((e) => (e.data as { text: string }).text);
+    expect(chunks.join('')).to.equal('one two three');
+    const keyed = events.find((e) => e.type === 'block.completed' && e.data.blockId === 'keyed');
+    expect((keyed?.data as { output: { key: unknown } }).output.key).to.be.a('string').and.include('keyed');
+  });
+
   it('can be cancelled', async () => {
     const { engine, clock } = simulatedEngine(getBus());
     const { loadWorkflow } = await import('../../src/runtime/workflows.js');

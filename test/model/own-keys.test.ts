@@ -3,7 +3,8 @@ import { compileWorkflow } from '../../src/model/graph.js';
 import { iterationResult } from '../../src/model/iteration.js';
 import { selectFinalOutput } from '../../src/model/output.js';
 import { assignOwn, getOwn, setOwn } from '../../src/model/own.js';
-import { resolveValue, type ReferenceScope } from '../../src/model/references.js';
+import { resolveConfig, resolveValue, type ReferenceScope } from '../../src/model/references.js';
+import { redactFields } from '../../src/model/redaction.js';
 import { planResume, type PriorLog } from '../../src/model/resume.js';
 import { validateWorkflow } from '../../src/model/validate.js';
 import { registry, workflow } from './fixtures.js';
@@ -26,6 +27,18 @@ describe('model: objects keyed by block ids and names keep every key as data', (
     expect(getOwn(copy, '__proto__')).to.deep.equal({ b: 2 });
     expect(getOwn(copy, 'toString')).to.equal(3);
     expect(Object.getPrototypeOf(copy)).to.equal(Object.prototype);
+  });
+
+  it('resolving and redacting copy a "__proto__" key of data as an own property, not a prototype', () => {
+    const data = JSON.parse('{"__proto__":{"x":"<variable.unit>"},"k":"sec-ret","toString":"<variable.unit>"}') as Record<string, unknown>;
+    const scope: ReferenceScope = { outputs: {}, blockNames: new Set(), variables: { unit: 'metric' } };
+    for (const copy of [resolveConfig(data, scope), resolveValue(data, scope), resolveConfig({ nested: data }, scope)['nested'], redactFields(data, ['sec-ret'])] as Record<string, unknown>[]) {
+      expect(Object.getPrototypeOf(copy)).to.equal(Object.prototype);
+      expect(Object.keys(copy)).to.deep.equal(['__proto__', 'k', 'toString']);
+      expect(getOwn(copy, '__proto__')).to.be.an('object').with.property('x');
+    }
+    expect(getOwn(resolveConfig(data, scope), '__proto__')).to.deep.equal({ x: 'metric' });
+    expect(getOwn(redactFields(data, ['sec-ret']) as Record<string, unknown>, 'k')).to.equal('***');
   });
 
   it('keeps workflow variables named like prototype members, __proto__ included, and references read them', () => {

@@ -112,6 +112,9 @@ export class ExecutionRun implements ExecutionHandle, ExecutionSink {
   /** The actor reached its final state: the end rides the same batch as the creation when that is still pending. */
   complete(): void {
     const { result, data } = this.actor?.getSnapshot().output ?? { result: null, data: null };
+    // the actor has stopped: let its graph (machine, block actors, ledger) go while the record
+    // commits, or under load it outlives a scavenge and is promoted with every run in flight
+    this.actor = null;
     if (result === null || data === null) {
       this.failed(new Error(`execution ${this.id} ended without a result`));
       return;

@@ -202,6 +202,25 @@ describe('store: sqlite adapter', () => {
     raw.close();
   });
 
+  it('the writer thread checkpoints the WAL into the database file while the service keeps it open', async () => {
+    const store = openSqliteStore(file);
+    await store.close();
+    // held open as the service's connection is: the last connection to close would checkpoint
+    const raw = new Database(file);
+    const writer = new ThreadWriter(file, { synchronous: 'NORMAL', checkpointMs: 20 });
+    try {
+      const marker = `checkpointed-${randomBytes(8).toString('hex')}`;
+      await writer.run([[{ sql: 'CREATE TABLE IF NOT EXISTS scratch (v TEXT)', params: [] }, { sql: 'INSERT INTO scratch VALUES (?)', params: [marker] }]]);
+      expect(readFileSync(file).includes(marker), 'in the WAL only, right after the commit').to.equal(false);
+      const until = Date.now() + 5_000;
+      while (!readFileSync(file).includes(marker) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(readFileSync(file).includes(marker), 'copied into the database file').to.equal(true);
+    } finally {
+      await writer.stop();
+      raw.close();
+    }
+  });
+
   it('starts a new writer thread for the next write when the thread has died', async () => {
     const store = openSqliteStore(file);
     await store.close();

@@ -8,7 +8,7 @@
 const fs = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
-const { runItems } = require('./write-ops.cjs');
+const { runItems, unflatten } = require('./write-ops.cjs');
 
 const db = new Database(workerData.path);
 // the same as the service's connection (connectionPragmas in db.ts); checkpoints are done below
@@ -70,14 +70,8 @@ parentPort.on('message', (message) => {
   }
   try {
     for (const [n, sql] of message.sqls) sqls.set(n, sql);
-    // each op arrives as [sql number, params, expect, code, message, exec] (writer.ts `wire`)
-    for (const ops of message.items) {
-      for (let k = 0; k < ops.length; k++) {
-        const w = ops[k];
-        ops[k] = { sql: sqls.get(w[0]), params: w[1], expect: w[2], code: w[3], message: w[4], exec: w[5] };
-      }
-    }
-    parentPort.postMessage({ id: message.id, results: runItems(db, cache, message.items) });
+    // the items arrive as one flat array (writer.ts `flat`)
+    parentPort.postMessage({ id: message.id, results: runItems(db, cache, unflatten(message.flat, sqls)) });
   } catch (err) {
     parentPort.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });
   }

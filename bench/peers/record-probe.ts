@@ -120,11 +120,19 @@ function writtenOnce(calls: Calls, percent: number): Calls {
 type Build = (items: unknown[]) => Op[][];
 
 /** The compiled build's pieces the replay uses. */
-async function adapter(): Promise<{ open: (dir: string) => { writer: any; build: Build }; runItems: (db: unknown, cache: Map<string, unknown>, items: Op[][]) => unknown[]; ThreadWriter: any }> {
+async function adapter(): Promise<{
+  open: (dir: string) => { writer: any; build: Build };
+  runItems: (db: unknown, cache: Map<string, unknown>, items: Op[][]) => unknown[];
+  unflatten: ((flat: unknown[], sqls: Map<number, string>) => Op[][]) | undefined;
+  ThreadWriter: any;
+}> {
   const { openDb } = await load('src/store/sqlite/db.js');
   const { SqliteExecutions } = await load('src/store/sqlite/executions.js');
   const { ThreadWriter } = await load('src/store/sqlite/writer.js');
-  const { runItems } = requireRoot('./write-ops.cjs') as { runItems: (db: unknown, cache: Map<string, unknown>, items: Op[][]) => unknown[] };
+  const { runItems, unflatten } = requireRoot('./write-ops.cjs') as {
+    runItems: (db: unknown, cache: Map<string, unknown>, items: Op[][]) => unknown[];
+    unflatten?: (flat: unknown[], sqls: Map<number, string>) => Op[][];
+  };
   const Database = requireRoot('better-sqlite3') as new (path: string) => any;
   /** A fresh database, the writer's connection to it, and the adapter that builds the ops. */
   const open = (dir: string): { writer: any; build: Build } => {
@@ -136,7 +144,7 @@ async function adapter(): Promise<{ open: (dir: string) => { writer: any; build:
     const repo = new SqliteExecutions(db, () => new Date(), { run: (items: Op[][]) => ((built = items), Promise.resolve(items.map((ops) => ({ changes: ops.map(() => 1) })))) });
     return { writer, build: (items) => (repo.saveBoundaries(items), built) };
   };
-  return { open, runItems, ThreadWriter };
+  return { open, runItems, unflatten, ThreadWriter };
 }
 
 const cpu = (): number => {
@@ -160,7 +168,8 @@ function replay(calls: Calls, skip: number, a: Awaited<ReturnType<typeof adapter
     let t = cpu();
     const ops = build(items);
     const learned: [number, string][] = [];
-    const sent = ops.map((item) => item.map((op) => threadWriter.wire(op, learned)));
+    // a build with the flat wire (one array per message) or the one before it (an array per op)
+    const sent = typeof threadWriter.flat === 'function' ? threadWriter.flat(ops, learned) : ops.map((item) => item.map((op) => threadWriter.wire(op, learned)));
     let t2 = cpu();
     if (timed) round.ops += t2 - t;
     t = t2;
@@ -168,11 +177,13 @@ function replay(calls: Calls, skip: number, a: Awaited<ReturnType<typeof adapter
     t2 = cpu();
     if (timed) round.send += t2 - t;
     t = t2;
-    const message = receiveMessageOnPort(port2)?.message as { items: unknown[][][]; sqls: [number, string][] };
+    const message = receiveMessageOnPort(port2)?.message as { items: unknown[]; sqls: [number, string][] };
+    for (const [k, sql] of message.sqls) sqls.set(k, sql);
+    const received = a.unflatten !== undefined && typeof threadWriter.flat === 'function'
+      ? a.unflatten(message.items, sqls)
+      : (message.items as unknown[][][]).map((item) => item.map((w) => ({ sql: sqls.get(w[0] as number) as string, params: w[1] as unknown[], expect: w[2], code: w[3], message: w[4], exec: w[5] }) as Op));
     t2 = cpu();
     if (timed) round.receive += t2 - t;
-    for (const [k, sql] of message.sqls) sqls.set(k, sql);
-    const received = message.items.map((item) => item.map((w) => ({ sql: sqls.get(w[0] as number) as string, params: w[1] as unknown[], expect: w[2], code: w[3], message: w[4], exec: w[5] }) as Op));
     t = cpu();
     a.runItems(writer, cache, received);
     if (i % every === 0) writer.pragma('wal_checkpoint(PASSIVE)');

@@ -13,7 +13,8 @@ import { openStore, SQLITE_FILE } from '../../src/store/open.js';
 import { MIGRATIONS } from '../../src/store/sqlite/schema.js';
 import { NOT_COMPLETED } from '../../src/store/sqlite/executions.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import { ThreadWriter } from '../../src/store/sqlite/writer.js';
+import { unflatten } from '../../src/store/sqlite/write-ops.cjs';
+import { ThreadWriter, type WriteOp } from '../../src/store/sqlite/writer.js';
 import { blockLog, execution, rejectsWith } from './contract/context.js';
 
 const WRITER = fileURLToPath(new URL('./fixtures/sqlite-writer.ts', import.meta.url));
@@ -200,6 +201,52 @@ describe('store: sqlite adapter', () => {
     const raw = new Database(file);
     expect(raw.prepare('SELECT v FROM scratch').all()).to.deep.equal([{ v: 'kept' }]);
     raw.close();
+  });
+
+  it('a writer message carries every kind of op in one flat array, each op as it was given', () => {
+    const writer = new ThreadWriter(file, { synchronous: 'NORMAL' });
+    const items: WriteOp[][] = [
+      [
+        { sql: 'INSERT INTO t VALUES (?, ?)', params: ['a', null] },
+        { sql: 'UPDATE t SET v = ? WHERE k = ?', params: [1.5, 'a'], expect: 'change', code: 'NOT_FOUND', message: 'gone' },
+        { sql: 'SELECT 1 FROM t WHERE k = ?', params: ['a'], expect: 'row', code: 'CONFLICT', message: undefined },
+      ],
+      [],
+      [
+        { sql: 'DELETE FROM t WHERE k < @cutoff LIMIT @limit', params: [{ cutoff: 'x', limit: 2 }] },
+        { sql: 'PRAGMA incremental_vacuum', params: [], expect: undefined, code: undefined, message: undefined, exec: true },
+        { sql: 'INSERT INTO t VALUES (?, ?)', params: ['b', 2] },
+      ],
+    ];
+    const learned: [number, string][] = [];
+    const flat = writer.flat(items, learned);
+    expect(learned.map(([, sql]) => sql)).to.have.length(5);
+    expect(flat.every((v) => !Array.isArray(v)), 'no array inside').to.equal(true);
+    // the thread's side, after a structured clone as postMessage makes
+    expect(unflatten(structuredClone(flat), new Map(learned))).to.deep.equal(items);
+    // a statement is sent once per thread: the next message names it only by its number
+    const again: [number, string][] = [];
+    writer.flat([[{ sql: 'INSERT INTO t VALUES (?, ?)', params: ['c', 3] }]], again);
+    expect(again).to.deep.equal([]);
+  });
+
+  it('the writer thread checkpoints the WAL into the database file while the service keeps it open', async () => {
+    const store = openSqliteStore(file);
+    await store.close();
+    // held open as the service's connection is: the last connection to close would checkpoint
+    const raw = new Database(file);
+    const writer = new ThreadWriter(file, { synchronous: 'NORMAL', checkpointMs: 20 });
+    try {
+      const marker = `checkpointed-${randomBytes(8).toString('hex')}`;
+      await writer.run([[{ sql: 'CREATE TABLE IF NOT EXISTS scratch (v TEXT)', params: [] }, { sql: 'INSERT INTO scratch VALUES (?)', params: [marker] }]]);
+      expect(readFileSync(file).includes(marker), 'in the WAL only, right after the commit').to.equal(false);
+      const until = Date.now() + 5_000;
+      while (!readFileSync(file).includes(marker) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(readFileSync(file).includes(marker), 'copied into the database file').to.equal(true);
+    } finally {
+      await writer.stop();
+      raw.close();
+    }
   });
 
   it('starts a new writer thread for the next write when the thread has died', async () => {

@@ -25,17 +25,41 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function leanContext(context: unknown, status: string | undefined, logs: readonly BlockLog[] | undefined): unknown {
   if (status === undefined || !ENDED.has(status) || logs === undefined || logs.length === 0) return context;
   if (!isObject(context) || !isObject(context['outputs']) || FROM_LOGS in context) return context;
-  const logged = new Map<string, unknown>();
-  for (const log of logs) if ((log.iteration ?? null) === null && log.output !== null) logged.set(log.blockId, log.output);
+  const outputs = context['outputs'];
+  // a batch holds a few logs: scanning them costs less than a map of them (every S1 record goes
+  // through here on the service's thread); many logs get the map
+  const logged = logs.length > 8 ? loggedOutputs(logs) : undefined;
   const derived: string[] = [];
   const lean: Record<string, unknown> = {};
-  for (const [blockId, output] of Object.entries(context['outputs'])) {
-    const fromLog = output !== null && output !== undefined && logged.get(blockId) === output;
+  for (const blockId of Object.keys(outputs)) {
+    const output = outputs[blockId];
+    const fromLog = output !== null && output !== undefined && (logged !== undefined ? logged.get(blockId) : loggedOutput(logs, blockId)) === output;
     if (fromLog) derived.push(blockId);
     setOwn(lean, blockId, fromLog ? null : output);
   }
   if (derived.length === 0) return context;
-  return { ...context, outputs: lean, [FROM_LOGS]: derived };
+  // copied key by key: a spread followed by a computed key left V8 a dictionary-mode object,
+  // slower to build and to stringify (every ended S1 record)
+  const stored: Record<string, unknown> = {};
+  for (const key of Object.keys(context)) setOwn(stored, key, key === 'outputs' ? lean : context[key]);
+  stored[FROM_LOGS] = derived;
+  return stored;
+}
+
+/** Each block's output by its last top-level log with one. */
+function loggedOutputs(logs: readonly BlockLog[]): Map<string, unknown> {
+  const logged = new Map<string, unknown>();
+  for (const log of logs) if ((log.iteration ?? null) === null && log.output !== null) logged.set(log.blockId, log.output);
+  return logged;
+}
+
+/** `loggedOutputs(logs).get(blockId)` without the map. */
+function loggedOutput(logs: readonly BlockLog[], blockId: string): unknown {
+  for (let i = logs.length - 1; i >= 0; i--) {
+    const log = logs[i] as BlockLog;
+    if (log.blockId === blockId && (log.iteration ?? null) === null && log.output !== null) return log.output;
+  }
+  return undefined;
 }
 
 /** Whether a stored context names outputs to read from its logs. */

@@ -75,4 +75,29 @@ function runItemsApart(db, cache, items) {
   return results;
 }
 
-module.exports = { runItems };
+/**
+ * The items of a message from the service's thread (writer.ts `flat`): one flat array, per item
+ * its op count, per op its statement's number, a kind (0; 1 with expect, code and message; 2 the
+ * same run with exec), its parameter count and the parameters. `sqls` maps the numbers to texts.
+ */
+function unflatten(flat, sqls) {
+  let at = 0;
+  const items = new Array(flat[at++]);
+  for (let i = 0; i < items.length; i++) {
+    const ops = new Array(flat[at++]);
+    for (let k = 0; k < ops.length; k++) {
+      const sql = sqls.get(flat[at++]);
+      const kind = flat[at++];
+      const op = kind === 0 ? { sql, params: null } : { sql, params: null, expect: flat[at++], code: flat[at++], message: flat[at++] };
+      if (kind === 2) op.exec = true;
+      const n = flat[at++];
+      op.params = flat.slice(at, at + n);
+      at += n;
+      ops[k] = op;
+    }
+    items[i] = ops;
+  }
+  return items;
+}
+
+module.exports = { runItems, unflatten };

@@ -18,3 +18,6 @@ export type ItemResult = { changes: number[] } | { code: string; message: string
 export type StatementCache = Map<string, Database.Statement<unknown[]>>;
 
 export function runItems(db: Database.Database, cache: StatementCache, items: readonly (readonly WriteOp[])[]): ItemResult[];
+
+/** The items of a writer message (writer.ts `flat`), their statements' texts found in `sqls`. */
+export function unflatten(flat: readonly unknown[], sqls: ReadonlyMap<number, string>): WriteOp[][];

@@ -5,9 +5,10 @@
  * stall the service's event loop. PASSIVE checkpoints never wait; a WAL still past
  * `restartPages` gets a RESTART, which waits briefly for readers so the file starts over.
  */
+const fs = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
-const { runItems } = require('./write-ops.cjs');
+const { runItems, unflatten } = require('./write-ops.cjs');
 
 const db = new Database(workerData.path);
 // the same as the service's connection (connectionPragmas in db.ts); checkpoints are done below
@@ -28,14 +29,40 @@ function checkpoint() {
   }
 }
 
+/**
+ * The checkpoint's first step syncs the WAL: under load that flushes every frame written since
+ * the last one (tens of MB under S1 at 500 ms), and all that time no commit can run, so every
+ * execution waiting for one waits too (median ~20 ms of stall per checkpoint, measured live).
+ * The WAL's data is therefore flushed first on the thread pool while commits go on; the
+ * checkpoint then syncs only what came since. It syncs as before: durability is unchanged,
+ * this sync only takes the bulk of the flush off the commits' path. The -wal file carries no
+ * SQLite lock, so opening and closing a descriptor of it here cannot drop one of SQLite's.
+ */
+let flushing = false;
+let stopped = false;
+
 function checkpointIfDue() {
-  if (Date.now() - lastCheckpoint >= workerData.checkpointMs) checkpoint();
+  if (flushing || stopped || Date.now() - lastCheckpoint < workerData.checkpointMs) return;
+  flushing = true;
+  flushWal(() => {
+    flushing = false;
+    if (!stopped) checkpoint();
+  });
+}
+
+function flushWal(done) {
+  fs.open(`${workerData.path}-wal`, 'r+', (err, fd) => {
+    // no WAL (nothing written yet) or not ours to open: the checkpoint syncs it as it always did
+    if (err) return done();
+    fs.fdatasync(fd, () => fs.close(fd, () => done()));
+  });
 }
 
 const timer = setInterval(checkpointIfDue, workerData.checkpointMs);
 
 parentPort.on('message', (message) => {
   if (message.stop === true) {
+    stopped = true;
     clearInterval(timer);
     db.close();
     parentPort.close();
@@ -43,14 +70,8 @@ parentPort.on('message', (message) => {
   }
   try {
     for (const [n, sql] of message.sqls) sqls.set(n, sql);
-    // each op arrives as [sql number, params, expect, code, message, exec] (writer.ts `wire`)
-    for (const ops of message.items) {
-      for (let k = 0; k < ops.length; k++) {
-        const w = ops[k];
-        ops[k] = { sql: sqls.get(w[0]), params: w[1], expect: w[2], code: w[3], message: w[4], exec: w[5] };
-      }
-    }
-    parentPort.postMessage({ id: message.id, results: runItems(db, cache, message.items) });
+    // the items arrive as one flat array (writer.ts `flat`)
+    parentPort.postMessage({ id: message.id, results: runItems(db, cache, unflatten(message.flat, sqls)) });
   } catch (err) {
     parentPort.postMessage({ id: message.id, error: err instanceof Error ? err.message : String(err) });
   }

@@ -48,9 +48,6 @@ interface Waiting {
   reject(err: Error): void;
 }
 
-/** [sql number, params, expect, code, message, exec] (see `wire`) */
-type WireOp = [number, unknown[], WriteOp['expect']?, string?, string?, true?];
-
 type FromThread = { id: number; results: ItemResult[] } | { id: number; error: string } | { warning: string };
 
 /** The writer thread, started on the first write; it holds the process open only while writes are pending. */
@@ -72,11 +69,10 @@ export class ThreadWriter implements Writer {
     const id = this.nextId++;
     return new Promise<ItemResult[]>((resolve, reject) => {
       try {
-        const sent: WireOp[][] = [];
         const sqls: [number, string][] = [];
-        for (const ops of items) sent.push(ops.map((op) => this.wire(op, sqls)));
+        const flat = this.flat(items, sqls);
         try {
-          worker.postMessage({ id, items: sent, sqls });
+          worker.postMessage({ id, flat, sqls });
         } catch (err) {
           // not sent: the thread did not learn these numbers
           for (const [, sql] of sqls) this.sqlIds.delete(sql);
@@ -93,20 +89,39 @@ export class ThreadWriter implements Writer {
   }
 
   /**
-   * The op as the thread receives it (writer-thread.cjs): an array, its SQL text replaced by a
-   * number the thread learns once. The text of every statement was copied into each message
-   * (about a third of a boundary batch's bytes), and an object per op costs the structured clone
-   * its property names on both threads (arrays: ~40 % less CPU for a boundary batch's message).
+   * The items as the thread receives them (write-ops.cjs `unflatten`): one flat array, per item
+   * its op count, per op its statement's number (the text is sent once per thread: it was about
+   * a third of a boundary batch's bytes), a kind (0; 1 followed by expect, code and message; 2
+   * the same and exec), the parameter count and the parameters. The structured clone pays for
+   * every object and array on both threads: an object per op cost it its property names, and
+   * an array per op and per op's parameters still ~1.5 µs per S1 execution to send and as much
+   * to receive.
    */
-  private wire(op: WriteOp, sqls: [number, string][]): WireOp {
-    let n = this.sqlIds.get(op.sql);
+  flat(items: readonly (readonly WriteOp[])[], sqls: [number, string][]): unknown[] {
+    const flat: unknown[] = [items.length];
+    for (const ops of items) {
+      flat.push(ops.length);
+      for (const op of ops) {
+        flat.push(this.sqlNumber(op.sql, sqls));
+        if (op.exec === true) flat.push(2, op.expect, op.code, op.message);
+        else if (op.expect !== undefined) flat.push(1, op.expect, op.code, op.message);
+        else flat.push(0);
+        flat.push(op.params.length);
+        for (const p of op.params) flat.push(p);
+      }
+    }
+    return flat;
+  }
+
+  /** The statement's number, learned by the thread with this message when it is new. */
+  private sqlNumber(sql: string, sqls: [number, string][]): number {
+    let n = this.sqlIds.get(sql);
     if (n === undefined) {
       n = this.nextSqlId++;
-      this.sqlIds.set(op.sql, n);
-      sqls.push([n, op.sql]);
+      this.sqlIds.set(sql, n);
+      sqls.push([n, sql]);
     }
-    if (op.exec === true) return [n, op.params, op.expect, op.code, op.message, true];
-    return op.expect === undefined ? [n, op.params] : [n, op.params, op.expect, op.code, op.message];
+    return n;
   }
 
   async stop(): Promise<void> {

@@ -17,6 +17,7 @@ import { scenarioWorkflows, type ScenarioKey } from '../lib/scenarios.js';
 import { BODY } from './engines.js';
 import { load, send, type Target } from './load.js';
 import { runMain } from '../lib/run-main.js';
+import { envNum, ROOT } from './build-under-test.js';
 
 /** `n` requests over `connections` keep-alive connections (a fixed count, for instruction counts). */
 async function counted(target: Target, connections: number, n: number): Promise<void> {
@@ -33,11 +34,6 @@ async function counted(target: Target, connections: number, n: number): Promise<
   agent.destroy();
 }
 
-const ROOT = process.env['PROFILE_ROOT'] ?? new URL('../../', import.meta.url).pathname;
-const num = (name: string, fallback: number): number => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-};
 
 async function main(): Promise<void> {
   const key = (process.env['SCENARIO'] ?? 's1') as ScenarioKey;
@@ -73,11 +69,11 @@ async function main(): Promise<void> {
   try {
     const deployed = await new AdminClient(url, token).deployDocument(scenarioWorkflows(upstream.port)[key]);
     const target = { url: deployed.endpoint, headers: { 'Content-Type': 'application/json', 'X-API-Key': deployed.apiKey.key }, body: JSON.stringify({ input: BODY }) };
-    const connections = num('CONNECTIONS', 20);
+    const connections = envNum('CONNECTIONS', 20);
     if (callgrind) {
-      await counted(target, connections, num('WARMUP_REQUESTS', 300));
+      await counted(target, connections, envNum('WARMUP_REQUESTS', 300));
       execFileSync('callgrind_control', ['-i', 'on', String(child.pid)]);
-      const n = num('REQUESTS', 300);
+      const n = envNum('REQUESTS', 300);
       const t0 = Date.now();
       await counted(target, connections, n);
       execFileSync('callgrind_control', ['-d', String(child.pid)]);
@@ -85,8 +81,8 @@ async function main(): Promise<void> {
       console.log(`${key} callgrind: ${n} requests in ${Date.now() - t0} ms`);
       return;
     }
-    await load(target, connections, num('WARMUP', 3), [child.pid ?? 0]);
-    const r = await load(target, connections, num('DURATION', 10), [child.pid ?? 0]);
+    await load(target, connections, envNum('WARMUP', 3), [child.pid ?? 0]);
+    const r = await load(target, connections, envNum('DURATION', 10), [child.pid ?? 0]);
     console.log(`${key} ${r.rps.toFixed(0)} req/s  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms  peak RSS ${r.peakRssMiB.toFixed(0)} MiB  errors ${r.errors}  CPU ${r.engineCpu.toFixed(0)} %, other ${r.otherCpu.toFixed(0)} %`);
   } finally {
     await new Promise<void>((resolve) => {

@@ -24,63 +24,33 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { runMain } from '../lib/run-main.js';
+import { envNum, loadBuild, ROOT, s1Engine } from './build-under-test.js';
 
-const ROOT = process.env['PROFILE_ROOT'] ?? new URL('../../', import.meta.url).pathname;
-const num = (name: string, fallback: number): number => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-};
-// the other build's modules: their types are this checkout's at best, so they are read loosely
-const load = async (path: string): Promise<any> => import(pathToFileURL(join(ROOT, 'dist', path)).href);
 const requireRoot = createRequire(join(ROOT, 'dist', 'src', 'store', 'sqlite', 'writer.js'));
-
-const S1 = {
-  id: 's1', name: 's1', connections: [{ from: 'start', to: 'respond' }],
-  blocks: [
-    { id: 'start', type: 'starter', name: 'Start', config: {} },
-    { id: 'respond', type: 'response', name: 'Respond', config: { status: 200, data: '<start.input>' } },
-  ],
-};
 
 type Op = { sql: string; params: unknown[]; expect?: string; code?: string; message?: string; exec?: true };
 type Calls = unknown[][];
 
 /** Every saveBoundaries call of N S1 executions, in order. */
 async function capture(n: number): Promise<Calls> {
-  const { blockTypeRegistry, blockTypes } = await load('src/blocks/index.js');
-  const { MemoryBus } = await load('src/bus/memory.js');
-  const { systemClock } = await load('src/runtime/clock.js');
-  const { TrackedEngine } = await load('src/server/tracked-engine.js');
-  const { ExecutionService } = await load('src/service/executions.js');
-  const { loadWorkflow } = await load('src/runtime/workflows.js');
-  const { default: pino } = await import('pino');
   const calls: Calls = [];
-  const holdMs = num('HOLD_MS', 2);
+  const holdMs = envNum('HOLD_MS', 2);
   const repo = {
     saveBoundaries: (items: unknown[]) => {
       calls.push(items);
-      return new Promise((resolve) => setTimeout(() => resolve(items.map(() => null)), holdMs));
+      return new Promise<unknown[]>((resolve) => setTimeout(() => resolve(items.map(() => null)), holdMs));
     },
   };
-  const engine = new TrackedEngine({
-    bus: new MemoryBus(), blockTypes, secrets: { get: async () => undefined }, busPrefix: 'probe', executionTimeoutMs: 600_000, executions: repo,
-    services: { sandbox: undefined, clock: systemClock, functionTimeoutMs: 5000, functionMemoryMb: 64 },
-  });
-  const service = new ExecutionService({
-    store: {}, engine, logger: pino({ level: 'silent' }), maxInflight: 100_000, observer: { blockSettled: () => undefined, executionEnded: () => undefined },
-  });
-  const loaded = { compiled: loadWorkflow(S1, blockTypeRegistry(blockTypes)).compiled, workflowId: 's1', version: 1, starterConfig: {} };
+  const start = await s1Engine(repo);
   let left = n;
   const worker = async (): Promise<void> => {
     while (left-- > 0) {
-      const handle = await service.start(loaded, { n: 42, msg: 'hello' }, { type: 'api', keyId: 'key_578d10e4ae501987' }, { awaitRecord: false });
-      await handle.done;
+      await (await start()).done;
     }
   };
-  await Promise.all(Array.from({ length: num('INFLIGHT', 12) }, worker));
+  await Promise.all(Array.from({ length: envNum('INFLIGHT', 12) }, worker));
   await new Promise((resolve) => setTimeout(resolve, holdMs * 5));
   return calls;
 }
@@ -126,9 +96,9 @@ async function adapter(): Promise<{
   unflatten: ((flat: unknown[], sqls: Map<number, string>) => Op[][]) | undefined;
   ThreadWriter: any;
 }> {
-  const { openDb } = await load('src/store/sqlite/db.js');
-  const { SqliteExecutions } = await load('src/store/sqlite/executions.js');
-  const { ThreadWriter } = await load('src/store/sqlite/writer.js');
+  const { openDb } = await loadBuild('src/store/sqlite/db.js');
+  const { SqliteExecutions } = await loadBuild('src/store/sqlite/executions.js');
+  const { ThreadWriter } = await loadBuild('src/store/sqlite/writer.js');
   const { runItems, unflatten } = requireRoot('./write-ops.cjs') as {
     runItems: (db: unknown, cache: Map<string, unknown>, items: Op[][]) => unknown[];
     unflatten?: (flat: unknown[], sqls: Map<number, string>) => Op[][];
@@ -161,7 +131,7 @@ function replay(calls: Calls, skip: number, a: Awaited<ReturnType<typeof adapter
   const { port1, port2 } = new MessageChannel();
   const cache = new Map<string, unknown>();
   const sqls = new Map<number, string>();
-  const every = num('CHECKPOINT_EVERY', 20);
+  const every = envNum('CHECKPOINT_EVERY', 20);
   const round: Round = { ops: 0, send: 0, receive: 0, sqlite: 0 };
   calls.forEach((items, i) => {
     const timed = i >= skip;
@@ -220,7 +190,7 @@ function walFrames(calls: Calls, skip: number, a: Awaited<ReturnType<typeof adap
 
 async function main(): Promise<void> {
   const once = Number(process.env['ONCE'] ?? 41);
-  const calls = writtenOnce(await capture(num('N', 12_000)), Number.isFinite(once) ? once : 41);
+  const calls = writtenOnce(await capture(envNum('N', 12_000)), Number.isFinite(once) ? once : 41);
   const a = await adapter();
   const skip = Math.floor(calls.length / 3);
   // executions ended in the counted commits: the unit of the figures
@@ -228,7 +198,7 @@ async function main(): Promise<void> {
   const items = calls.flat() as { id: string; batch: { create?: { status: string }; patch?: unknown } }[];
   const ended = items.filter((i) => i.batch.create !== undefined && i.batch.create.status !== 'running').length;
   const split = items.filter((i) => i.batch.patch !== undefined).length;
-  const rounds = Array.from({ length: num('ROUNDS', 5) }, () => replay(calls, skip, a));
+  const rounds = Array.from({ length: envNum('ROUNDS', 5) }, () => replay(calls, skip, a));
   const stat = (key: keyof Round): string => {
     const v = rounds.map((r) => r[key] / counted).sort((x, y) => x - y);
     return `min ${(v[0] ?? 0).toFixed(1)} median ${(v[Math.floor(v.length / 2)] ?? 0).toFixed(1)}`;

@@ -20,7 +20,8 @@ import type { ServeProcess } from '../test/cli/serve-helpers.js';
 import { deploy, startTestCluster, type TestCluster } from '../test/cluster/support.js';
 import { loadAverage, pidsMatching, spreadLoad, type SpreadResult } from './lib/cluster-load.js';
 import { takeoverRound, type TakeoverRound } from './lib/cluster-takeover.js';
-import { holdWorkflow, startBenchUpstream, throughputWorkflow, type BenchUpstream } from './lib/cluster-upstream.js';
+import { throughputWorkflow } from './lib/cluster-upstream.js';
+import { holdWorkflow, startHoldingUpstream, type HoldingUpstream } from '../test/cluster/holding-upstream.js';
 import { runMain } from './lib/run-main.js';
 
 const num = (name: string, fallback: number): number => {
@@ -56,7 +57,7 @@ async function checkAnswers(targets: readonly Target[]): Promise<void> {
   }
 }
 
-async function throughput(cluster: TestCluster, instances: Instance[], upstream: BenchUpstream): Promise<SpreadResult[]> {
+async function throughput(cluster: TestCluster, instances: Instance[], upstream: HoldingUpstream): Promise<SpreadResult[]> {
   const natsPort = new URL(cluster.nats.url).port;
   // PostgreSQL's processes are the whole server's (other databases on it count too), NATS's is ours
   const services = (): number[] => pidsMatching((cmd) => cmd.startsWith('postgres: ') || cmd.includes('/bin/postgres\0')
@@ -85,7 +86,7 @@ async function throughput(cluster: TestCluster, instances: Instance[], upstream:
   return rows;
 }
 
-async function takeover(instances: Instance[], upstream: BenchUpstream): Promise<TakeoverRound[]> {
+async function takeover(instances: Instance[], upstream: HoldingUpstream): Promise<TakeoverRound[]> {
   const apiKey = await deploy((instances[0] as Instance).url, holdWorkflow(upstream.port));
   const rounds: TakeoverRound[] = [];
   // each round kills the first instance left; the last one stays to take the second round over
@@ -109,7 +110,7 @@ export async function clusterBench(): Promise<void> {
   console.log(`   ${cpus().length} cores for the instances, the load generator, PostgreSQL and NATS together (load avg ${loadAverage().toFixed(2)} at the start):`);
   console.log('   the ratio says how the instances share one machine, little about instances on machines of their own');
   const cluster = await startTestCluster();
-  const upstream = await startBenchUpstream();
+  const upstream = await startHoldingUpstream();
   const instances: Instance[] = [];
   try {
     await throughput(cluster, instances, upstream);

@@ -9,7 +9,7 @@
 import type { ServeProcess } from '../../test/cli/serve-helpers.js';
 import { call } from '../../test/cli/serve-helpers.js';
 import { TOKEN } from '../../test/cluster/support.js';
-import type { BenchUpstream } from './cluster-upstream.js';
+import type { HoldingUpstream } from '../../test/cluster/holding-upstream.js';
 
 export interface TakeoverRound {
   victim: string;
@@ -55,7 +55,7 @@ async function takeoversOf(url: string): Promise<number> {
 export interface RoundSpec {
   victim: ServeProcess & { name: string };
   survivors: readonly (ServeProcess & { name: string })[];
-  upstream: BenchUpstream;
+  upstream: HoldingUpstream;
   apiKey: string;
   workflowId: string;
   /** the executions' inputs `n` (distinct across rounds) */

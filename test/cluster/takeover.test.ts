@@ -8,70 +8,9 @@
  * killed as soon as its call has arrived, which is when a record written late would be missing.
  */
 import { expect } from 'chai';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { call, ensureStopped, type ServeProcess } from '../cli/serve-helpers.js';
+import { holdWorkflow, startHoldingUpstream, type HoldingUpstream } from './holding-upstream.js';
 import { deploy, eventually, startTestCluster, TOKEN, type TestCluster } from './support.js';
-
-interface Held {
-  key: string;
-  /** how many times this key came (the first call is held, the next ones answered at once) */
-  calls: number;
-}
-
-interface HoldingUpstream {
-  url: string;
-  /** the calls to /hold by the body's `n` */
-  held: Map<number, Held>;
-  close(): Promise<void>;
-}
-
-/** `POST /hold { n }`: the first call of a key stays unanswered; the same key again is answered at once. */
-async function startHoldingUpstream(): Promise<HoldingUpstream> {
-  const held = new Map<number, Held>();
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (d: string) => (body += d));
-    req.on('end', () => {
-      const n = Number((JSON.parse(body || '{}') as { n?: unknown }).n);
-      const key = String(req.headers['idempotency-key'] ?? '');
-      const seen = held.get(n);
-      if (seen === undefined || seen.key !== key) {
-        held.set(n, { key, calls: 1 });
-        return; // held: the socket goes with the instance that sent it
-      }
-      seen.calls += 1;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ n, repeated: true }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    held,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
-}
-
-/** start → an API call held by the upstream until it comes again → response. */
-function holdWorkflow(id: string, upstream: string): unknown {
-  return {
-    id,
-    name: `Hold ${id}`,
-    blocks: [
-      { id: 'start', type: 'starter', name: 'Start', config: { inputFormat: [{ name: 'n', type: 'number', required: true }] } },
-      { id: 'hold', type: 'api', name: 'Hold', config: { url: `${upstream}/hold`, method: 'POST', body: { n: '<start.n>' }, timeoutMs: 120_000 } },
-      { id: 'reply', type: 'response', name: 'Reply', config: { status: 200, data: { n: '<hold.data.n>', repeated: '<hold.data.repeated>' } } },
-    ],
-    connections: [
-      { from: 'start', to: 'hold' },
-      { from: 'hold', to: 'reply' },
-    ],
-  };
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -99,7 +38,7 @@ describe('takeover of sync executions with several instances (child processes)',
   it('resumes on another instance a sync execution held in an API call on a SIGKILLed one, and completes it', async () => {
     const a = await cluster.serve('hold-a');
     const b = await cluster.serve('hold-b');
-    const apiKey = await deploy(a.url, holdWorkflow('holder', upstream.url));
+    const apiKey = await deploy(a.url, holdWorkflow(upstream.port, 'holder'));
     const execute = (n: number): void => {
       // its answer never comes (a dies holding it): only its start matters
       void call(a.url, 'POST', '/api/workflows/holder/execute', { apiKey, body: { input: { n } } }).catch(() => undefined);

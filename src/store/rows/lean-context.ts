@@ -26,14 +26,12 @@ export function leanContext(context: unknown, status: string | undefined, logs: 
   if (status === undefined || !ENDED.has(status) || logs === undefined || logs.length === 0) return context;
   if (!isObject(context) || !isObject(context['outputs']) || FROM_LOGS in context) return context;
   const outputs = context['outputs'];
-  // a batch holds a few logs: scanning them costs less than a map of them (every S1 record goes
-  // through here on the service's thread); many logs get the map
-  const logged = logs.length > 8 ? loggedOutputs(logs) : undefined;
+  const logged = loggedOutputs(logs);
   const derived: string[] = [];
   const lean: Record<string, unknown> = {};
   for (const blockId of Object.keys(outputs)) {
     const output = outputs[blockId];
-    const fromLog = output !== null && output !== undefined && (logged !== undefined ? logged.get(blockId) : loggedOutput(logs, blockId)) === output;
+    const fromLog = output !== null && output !== undefined && logged.get(blockId) === output;
     if (fromLog) derived.push(blockId);
     setOwn(lean, blockId, fromLog ? null : output);
   }
@@ -51,15 +49,6 @@ function loggedOutputs(logs: readonly BlockLog[]): Map<string, unknown> {
   const logged = new Map<string, unknown>();
   for (const log of logs) if ((log.iteration ?? null) === null && log.output !== null) logged.set(log.blockId, log.output);
   return logged;
-}
-
-/** `loggedOutputs(logs).get(blockId)` without the map. */
-function loggedOutput(logs: readonly BlockLog[], blockId: string): unknown {
-  for (let i = logs.length - 1; i >= 0; i--) {
-    const log = logs[i] as BlockLog;
-    if (log.blockId === blockId && (log.iteration ?? null) === null && log.output !== null) return log.output;
-  }
-  return undefined;
 }
 
 /** Whether a stored context names outputs to read from its logs. */
